@@ -1,0 +1,1 @@
+//! Arithmetic: computed in f32 and rounded once.

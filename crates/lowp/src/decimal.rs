@@ -1,0 +1,1 @@
+//! Exact decimal expansions of binary values, for printing and parsing.

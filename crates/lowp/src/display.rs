@@ -1,0 +1,1 @@
+//! `Display`, `Debug`, `LowerExp` and `UpperExp`: the shortest decimal that reads back.

@@ -1,0 +1,12 @@
+//! Implementations of other crates' traits, each behind the feature of the same name.
+
+#[cfg(feature = "bytemuck")]
+mod bytemuck;
+#[cfg(feature = "half")]
+mod half;
+#[cfg(feature = "num-traits")]
+mod num_traits;
+#[cfg(feature = "rand")]
+mod rand;
+#[cfg(feature = "serde")]
+mod serde;

@@ -1,0 +1,42 @@
+//! Conversion instructions of the CPU, chosen at run time.
+//!
+//! Each function answers `None` when the instruction is not there (or not compiled in: no `std`,
+//! or not x86), and the caller then takes the software engine. Both give the same bits on every
+//! input; the exhaustive tests compare them over all 2^32 f32 values.
+
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+mod f16c;
+
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+pub(crate) use f16c::{f8e4m3fn_from_f32, f16_from_f32, f16_to_f32};
+
+/// Without F16C support compiled in there is nothing to offer.
+#[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
+mod fallback {
+    #[inline(always)]
+    pub(crate) fn f16_from_f32(_: f32) -> Option<u16> {
+        None
+    }
+    #[inline(always)]
+    pub(crate) fn f16_to_f32(_: u16) -> Option<f32> {
+        None
+    }
+    #[inline(always)]
+    pub(crate) fn f8e4m3fn_from_f32(_: f32) -> Option<u8> {
+        None
+    }
+}
+#[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
+pub(crate) use fallback::{f8e4m3fn_from_f32, f16_from_f32, f16_to_f32};
+
+/// Whether the scalar conversions use the F16C instructions on this machine.
+pub fn f16c_in_use() -> bool {
+    #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        f16c::available()
+    }
+    #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
+    {
+        false
+    }
+}

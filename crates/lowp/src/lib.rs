@@ -1,0 +1,78 @@
+//! Low-precision floating point for machine learning: float16, bfloat16 and the FP8, FP6 and
+//! FP4 formats, converted exactly and correctly rounded.
+//!
+//! # The types
+//!
+//! | type | bits | exponent / mantissa | bias | special values | max |
+//! |---|---|---|---|---|---|
+//! | [`f16`] | 16 | 5 / 10 | 15 | ±inf, NaN | 65504 |
+//! | [`bf16`] | 16 | 8 / 7 | 127 | ±inf, NaN | ≈3.39e38 |
+//! | [`f8e4m3fn`] | 8 | 4 / 3 | 7 | NaN = S.1111.111 | 448 |
+//! | [`f8e5m2`] | 8 | 5 / 2 | 15 | ±inf, NaN | 57344 |
+//! | [`f8e4m3fnuz`] | 8 | 4 / 3 | 8 | NaN = 0x80, no -0 | 240 |
+//! | [`f8e5m2fnuz`] | 8 | 5 / 2 | 16 | NaN = 0x80, no -0 | 57344 |
+//! | [`f8e4m3`] | 8 | 4 / 3 | 7 | ±inf, NaN | 240 |
+//! | [`f8e3m4`] | 8 | 3 / 4 | 3 | ±inf, NaN | 15.5 |
+//! | [`f8e8m0fnu`] | 8 | 8 / 0, unsigned | 127 | NaN = 0xFF, no zero | 2^127 |
+//! | [`f6e2m3fn`] | 6 | 2 / 3 | 1 | none | 7.5 |
+//! | [`f6e3m2fn`] | 6 | 3 / 2 | 3 | none | 28 |
+//! | [`f4e2m1fn`] | 4 | 2 / 1 | 1 | none | 6 |
+//!
+//! Each type is a `#[repr(transparent)]` newtype over its bits, generated from a [`Format`]
+//! description; the semantics of every conversion from f32 match
+//! [ml_dtypes](https://github.com/jax-ml/ml_dtypes) (the exhaustive tests check all 2^32
+//! inputs against digests of ml_dtypes' results).
+//!
+//! # Conversions
+//!
+//! * `from_f32`/`from_f64` round to nearest, ties to even, in one step from the source: an f64
+//!   is never rounded to f32 first, so there is no double rounding (ml_dtypes and the `half`
+//!   crate do round f64 through f32).
+//! * `to_f32`/`to_f64` are exact.
+//! * Every other rounding mode has its own function (`from_f32_toward_zero`,
+//!   `from_f32_stochastic`, ...), each with a `_saturating` twin that turns overflow into ±MAX
+//!   ([`Rounding`] has the rules).
+//! * [`LowpFloat::convert`] goes between any two formats with one rounding.
+//!
+//! ```
+//! use lowp::{bf16, f16, f8e4m3fn};
+//!
+//! assert_eq!(f16::from_f32(0.1).to_bits(), 0x2e66);
+//! assert_eq!(bf16::from_f64(1.0 + 2f64.powi(-8) + 2f64.powi(-40)).to_bits(), 0x3f81);
+//! assert_eq!(f8e4m3fn::from_f32(464.0), f8e4m3fn::MAX); // the tie rounds to even: 448
+//! assert!(f8e4m3fn::from_f32(465.0).is_nan());
+//! assert_eq!(f8e4m3fn::from_f32_saturating(1e9), f8e4m3fn::MAX);
+//! ```
+//!
+//! # Hardware
+//!
+//! With the `std` feature on x86, `f16::from_f32`, `f16::to_f32` and `f8e4m3fn::from_f32` use
+//! the F16C instructions when the CPU has them (detected once at run time); they give the same
+//! bits as the software engine on every input, which the tests check exhaustively. Widening the
+//! 8-bit and narrower formats is a lookup in a 256-entry table built at compile time.
+#![cfg_attr(not(feature = "std"), no_std)]
+
+mod arith;
+mod classify;
+mod cmp;
+mod convert;
+mod decimal;
+mod display;
+mod features;
+pub mod format;
+pub mod hw;
+mod math;
+mod parse;
+pub mod round;
+mod traits;
+mod types;
+
+pub use convert::{TryFromFloatError, TryFromFloatErrorKind};
+pub use format::Format;
+pub use parse::{ParseErrorKind, ParseFloatError};
+pub use round::Rounding;
+pub use traits::LowpFloat;
+pub use types::{
+    bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz,
+    f8e8m0fnu, f16,
+};

@@ -1,0 +1,1 @@
+//! The math functions, computed in f64 and rounded once.
