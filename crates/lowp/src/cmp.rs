@@ -125,7 +125,10 @@ macro_rules! impl_cmp {
             /// result is NaN (`self` in formats without NaN).
             #[inline]
             pub fn clamp(self, min: Self, max: Self) -> Self {
-                if !(min <= max) {
+                if !matches!(
+                    min.partial_cmp(&max),
+                    Some(Ordering::Less | Ordering::Equal)
+                ) {
                     return match Self::FORMAT.nan_bits() {
                         Some(nan) => Self(nan as _),
                         None => self,

@@ -43,3 +43,361 @@ impl fmt::Display for TryFromFloatError {
 }
 
 impl core::error::Error for TryFromFloatError {}
+
+use crate::round::{self, Decoded, Rounding};
+use crate::{LowpFloat, format::Format};
+
+/// Bits of the integer `(-1)^neg * mag` rounded to nearest even in `fmt` (+0 for zero).
+pub(crate) const fn integer_bits(fmt: &Format, neg: bool, mag: u128) -> u32 {
+    if mag == 0 {
+        return round::encode(
+            fmt,
+            Decoded::Zero { neg: false },
+            Rounding::NearestEven,
+            false,
+        );
+    }
+    let (sig, exp) = round::integer_parts(mag);
+    round::round_finite(fmt, neg, sig, exp, Rounding::NearestEven, false)
+}
+
+/// Checks that the integer `(-1)^neg * mag` is exactly the value `x`.
+fn exact_integer<T: LowpFloat>(x: T, neg: bool, mag: u128) -> Result<T, TryFromFloatError> {
+    let value = x.to_f64();
+    let max = T::from_bits_u32(T::FORMAT.max_finite_bits()).to_f64();
+    if (neg && !T::FORMAT.signed) || mag > max as u128 || (mag == 0 && !T::FORMAT.has_zero()) {
+        return Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange));
+    }
+    // `value` is an integer below 2^128 whenever it equals the source, so the cast is exact then.
+    if value.abs() as u128 == mag && value.fract() == 0.0 {
+        Ok(x)
+    } else {
+        Err(TryFromFloatError::new(TryFromFloatErrorKind::Inexact))
+    }
+}
+
+/// Checks that the f64 `v` (exact value of a format) is an integer within `[lower, upper)`.
+fn integral_in(v: f64, lower: f64, upper: f64) -> Result<(), TryFromFloatError> {
+    if v.is_nan() {
+        Err(TryFromFloatError::new(TryFromFloatErrorKind::Nan))
+    } else if !(v >= lower && v < upper) {
+        Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange))
+    } else if v.fract() != 0.0 {
+        Err(TryFromFloatError::new(TryFromFloatErrorKind::Inexact))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks that rounding `x` into `T` gave `r` exactly (±0 counts as exact, also where `T` has
+/// no -0; NaN only where `T` has NaN).
+fn exact_float<T: LowpFloat>(x: f64, r: T) -> Result<T, TryFromFloatError> {
+    let fmt = T::FORMAT;
+    let v = r.to_f64();
+    if x.is_nan() {
+        return if fmt.has_nan() {
+            Ok(r)
+        } else {
+            Err(TryFromFloatError::new(TryFromFloatErrorKind::Nan))
+        };
+    }
+    if v == x {
+        return Ok(r);
+    }
+    let max = T::from_bits_u32(fmt.max_finite_bits()).to_f64();
+    let below_range = !fmt.has_zero() && x.abs() < T::from_bits_u32(0).to_f64();
+    if x.abs() > max || (x < 0.0 && !fmt.signed) || x == 0.0 || below_range {
+        Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange))
+    } else {
+        Err(TryFromFloatError::new(TryFromFloatErrorKind::Inexact))
+    }
+}
+
+macro_rules! impl_int_methods {
+    ($t:ident: $($from:ident, $to:ident, $int:ty, $wide:ty);*) => {
+        impl crate::$t {
+            $(
+                #[doc = concat!("Rounds an `", stringify!($int), "` to nearest, ties to even, \
+                    like `as` does for f32 (one rounding, exact for 128-bit values too). \
+                    Overflow gives infinity, else NaN, else ±MAX; zero gives +0 \
+                    (NaN in f8e8m0fnu, which has no zero; so do negative values there).")]
+                #[inline]
+                pub const fn $from(v: $int) -> Self {
+                    let v = v as $wide;
+                    Self(integer_bits(&Self::FORMAT, v < 0, v.unsigned_abs() as u128) as _)
+                }
+
+                #[doc = concat!("Converts to `", stringify!($int), "` like Rust's `as`: \
+                    truncates toward zero, saturates at the integer's bounds (±infinity \
+                    included) and gives 0 for NaN.")]
+                #[inline]
+                pub const fn $to(self) -> $int {
+                    self.to_f64_const() as $int
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! impl_int_conversions {
+    ($t:ident) => {
+        impl_int_methods!($t:
+            from_i8, to_i8, i8, i128; from_i16, to_i16, i16, i128; from_i32, to_i32, i32, i128;
+            from_i64, to_i64, i64, i128; from_i128, to_i128, i128, i128;
+            from_isize, to_isize, isize, i128;
+            from_u8, to_u8, u8, i128; from_u16, to_u16, u16, i128; from_u32, to_u32, u32, i128;
+            from_u64, to_u64, u64, i128; from_usize, to_usize, usize, i128
+        );
+
+        impl crate::$t {
+            /// Rounds a `u128` to nearest, ties to even (one rounding); see [`Self::from_u64`].
+            #[inline]
+            pub const fn from_u128(v: u128) -> Self {
+                Self(integer_bits(&Self::FORMAT, false, v) as _)
+            }
+
+            /// Converts to `u128` like Rust's `as`: truncates, saturates, NaN gives 0.
+            #[inline]
+            pub const fn to_u128(self) -> u128 {
+                self.to_f64_const() as u128
+            }
+
+            /// C's truth value, as Paddle's `float16` has it: `false` for ±0, `true` for every
+            /// other value, NaN included.
+            #[inline]
+            pub const fn to_bool(self) -> bool {
+                !crate::classify::is_zero(&Self::FORMAT, self.0 as u32)
+            }
+
+            /// 1 for `true`, 0 for `false` (NaN for `false` in f8e8m0fnu, which has no zero).
+            #[inline]
+            pub const fn from_bool(b: bool) -> Self {
+                if b { Self::ONE } else { Self::from_u8(0) }
+            }
+        }
+
+        impl From<crate::$t> for f32 {
+            /// Exact: every value of every format is an f32.
+            #[inline]
+            fn from(x: crate::$t) -> f32 {
+                x.to_f32()
+            }
+        }
+
+        impl From<crate::$t> for f64 {
+            /// Exact: every value of every format is an f64.
+            #[inline]
+            fn from(x: crate::$t) -> f64 {
+                x.to_f64()
+            }
+        }
+
+        impl TryFrom<f32> for crate::$t {
+            type Error = TryFromFloatError;
+            /// Succeeds when the f32 is exactly a value of the format (±0 counts as exact where
+            /// the format has only +0; NaN where the format has NaN; ±infinity where it has
+            /// infinities); otherwise says whether it was out of range, inexact or NaN.
+            #[inline]
+            fn try_from(x: f32) -> Result<Self, Self::Error> {
+                exact_float(x as f64, Self::from_f32(x))
+            }
+        }
+
+        impl TryFrom<f64> for crate::$t {
+            type Error = TryFromFloatError;
+            /// Succeeds when the f64 is exactly a value of the format (see `TryFrom<f32>`).
+            #[inline]
+            fn try_from(x: f64) -> Result<Self, Self::Error> {
+                exact_float(x, Self::from_f64(x))
+            }
+        }
+
+        impl From<crate::$t> for bool {
+            /// [`to_bool`](crate::f16::to_bool): `false` only for ±0.
+            #[inline]
+            fn from(x: crate::$t) -> bool {
+                x.to_bool()
+            }
+        }
+
+        impl_int_try_from_float!($t: i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+    };
+}
+
+macro_rules! impl_int_try_from_float {
+    ($t:ident: $($int:ty),*) => {$(
+        impl TryFrom<crate::$t> for $int {
+            type Error = TryFromFloatError;
+            /// Succeeds when the value is an integer within the target's range; NaN,
+            /// infinities, fractions and out-of-range values are errors naming the reason.
+            #[inline]
+            fn try_from(x: crate::$t) -> Result<Self, Self::Error> {
+                integral_in(x.to_f64(), <$int>::MIN as f64, <$int>::MAX as f64 + 1.0)?;
+                Ok(x.to_f64() as $int)
+            }
+        }
+    )*};
+}
+
+macro_rules! impl_try_from_int {
+    ($t:ident, signed: $($int:ty),*) => {$(
+        impl_try_from_int!(@one $t, $int, v, v < 0, (v as i128).unsigned_abs(), from_i128);
+    )*};
+    ($t:ident, unsigned: $($int:ty),*) => {$(
+        impl_try_from_int!(@one $t, $int, v, false, v as u128, from_u128);
+    )*};
+    (@one $t:ident, $int:ty, $v:ident, $neg:expr, $mag:expr, $from:ident) => {
+        impl TryFrom<$int> for crate::$t {
+            type Error = TryFromFloatError;
+            /// Succeeds when the integer is exactly a value of the format; otherwise says
+            /// whether it was out of range (zero and negative values included for f8e8m0fnu)
+            /// or between two values.
+            #[inline]
+            fn try_from($v: $int) -> Result<Self, Self::Error> {
+                exact_integer(Self::$from($v as _), $neg, $mag)
+            }
+        }
+    };
+}
+
+macro_rules! impl_from_small_int {
+    ($t:ident: $($int:ty, $from:ident);*) => {$(
+        impl From<$int> for crate::$t {
+            /// Exact: every value of the integer type is a value of the format.
+            #[inline]
+            fn from(v: $int) -> Self {
+                Self::$from(v)
+            }
+        }
+    )*};
+}
+
+macro_rules! impl_from_bool {
+    ($($t:ident),*) => {$(
+        impl From<bool> for crate::$t {
+            /// 1 for `true`, +0 for `false`.
+            #[inline]
+            fn from(b: bool) -> Self {
+                Self::from_bool(b)
+            }
+        }
+    )*};
+}
+
+/// Defines `From` between formats for the pairs where every source value (NaN, infinities and
+/// the sign of zero included) survives, and lists the pairs for the test that proves it.
+macro_rules! lossless_format_pairs {
+    ($($from:ident => $($to:ident),+;)*) => {
+        $($(
+            impl From<crate::$from> for crate::$to {
+                /// Exact: every value of the source format is a value of this one.
+                #[inline]
+                fn from(x: crate::$from) -> Self {
+                    Self::from_f32(x.to_f32())
+                }
+            }
+        )+)*
+
+        /// The (from, to) pairs with a lossless `From`.
+        #[cfg(test)]
+        pub(crate) const LOSSLESS_PAIRS: &[(&str, &str)] =
+            &[$($((stringify!($from), stringify!($to)),)+)*];
+    };
+}
+
+crate::for_each_format!(impl_int_conversions);
+
+impl_from_small_int!(f16: i8, from_i8; u8, from_u8);
+impl_from_small_int!(bf16: i8, from_i8; u8, from_u8);
+impl_try_from_int!(f16, signed: i16, i32, i64, i128, isize);
+impl_try_from_int!(f16, unsigned: u16, u32, u64, u128, usize);
+impl_try_from_int!(bf16, signed: i16, i32, i64, i128, isize);
+impl_try_from_int!(bf16, unsigned: u16, u32, u64, u128, usize);
+
+macro_rules! impl_try_from_all_ints {
+    ($($t:ident),*) => {$(
+        impl_try_from_int!($t, signed: i8, i16, i32, i64, i128, isize);
+        impl_try_from_int!($t, unsigned: u8, u16, u32, u64, u128, usize);
+    )*};
+}
+impl_try_from_all_ints!(
+    f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu, f6e2m3fn, f6e3m2fn,
+    f4e2m1fn
+);
+
+impl_from_bool!(
+    f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f6e2m3fn, f6e3m2fn,
+    f4e2m1fn
+);
+
+impl TryFrom<bool> for crate::f8e8m0fnu {
+    type Error = TryFromFloatError;
+    /// 1 for `true`; `false` is an error, as the format has no zero.
+    #[inline]
+    fn try_from(b: bool) -> Result<Self, Self::Error> {
+        if b {
+            Ok(Self::ONE)
+        } else {
+            Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange))
+        }
+    }
+}
+
+lossless_format_pairs! {
+    f8e4m3fn => f16, bf16;
+    f8e5m2 => f16, bf16;
+    f8e4m3fnuz => f16, bf16;
+    f8e5m2fnuz => f16, bf16;
+    f8e4m3 => f16, bf16;
+    f8e3m4 => f16, bf16;
+    f8e8m0fnu => bf16;
+    f6e2m3fn => f16, bf16, f8e4m3fn, f8e4m3, f8e3m4;
+    f6e3m2fn => f16, bf16, f8e4m3fn, f8e5m2, f8e4m3;
+    f4e2m1fn => f16, bf16, f8e4m3fn, f8e5m2, f8e4m3, f8e3m4, f6e2m3fn, f6e3m2fn;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LOSSLESS_PAIRS;
+    use crate::*;
+
+    /// Whether every value of `S` (NaN, infinities and the sign of zero included) survives the
+    /// trip into `T`, decided over every bit pattern.
+    fn lossless<S: LowpFloat, T: LowpFloat>() -> bool {
+        (0..1u32 << S::FORMAT.total_bits()).all(|bits| {
+            let s = S::from_bits_u32(bits).to_f64();
+            let t = T::from_f64(s).to_f64();
+            if s.is_nan() {
+                t.is_nan()
+            } else {
+                t == s && t.is_sign_negative() == s.is_sign_negative()
+            }
+        })
+    }
+
+    macro_rules! lossless_matrix {
+        ($($s:ident),*) => {{
+            let mut pairs = Vec::new();
+            $(lossless_matrix!(@row pairs, $s: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz,
+                f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu, f6e2m3fn, f6e3m2fn, f4e2m1fn);)*
+            pairs
+        }};
+        (@row $pairs:ident, $s:ident: $($t:ident),*) => {$(
+            if stringify!($s) != stringify!($t) && lossless::<$s, $t>() {
+                $pairs.push((stringify!($s), stringify!($t)));
+            }
+        )*};
+    }
+
+    #[test]
+    fn lossless_from_impls_are_exactly_the_lossless_pairs() {
+        let mut found = lossless_matrix!(
+            f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu,
+            f6e2m3fn, f6e3m2fn, f4e2m1fn
+        );
+        let mut declared = LOSSLESS_PAIRS.to_vec();
+        found.sort();
+        declared.sort();
+        assert_eq!(found, declared);
+    }
+}

@@ -33,6 +33,8 @@ pub trait LowpFloat:
     fn from_bits(bits: Self::Bits) -> Self;
     /// The bits of the value.
     fn to_bits(self) -> Self::Bits;
+    /// The value with the low bits of `bits` (bits above the format's width are ignored).
+    fn from_bits_u32(bits: u32) -> Self;
     /// Rounds an f32 to nearest, ties to even.
     fn from_f32(x: f32) -> Self;
     /// Rounds an f64 to nearest, ties to even, directly.

@@ -259,6 +259,10 @@ macro_rules! define_format {
                 self.0
             }
             #[inline]
+            fn from_bits_u32(bits: u32) -> Self {
+                $name::from_bits(bits as $bits)
+            }
+            #[inline]
             fn from_f32(x: f32) -> Self {
                 $name::from_f32(x)
             }
@@ -438,4 +442,45 @@ macro_rules! for_each_format {
         $m!(f6e3m2fn);
         $m!(f4e2m1fn);
     };
+}
+
+/// Constants that only some formats have, each listed with the formats that have it; the
+/// format-description test checks the lists against `Format`.
+macro_rules! special_constants {
+    (infinity: $($inf:ident),*; nan: $($nan:ident),*; zero: $($zero:ident),*;
+     negative_zero: $($nz:ident),*; signed: $($signed:ident),*) => {
+        $(impl $inf {
+            /// Positive infinity.
+            pub const INFINITY: Self = Self(Self::FORMAT.infinity_bits().unwrap() as _);
+            /// Negative infinity.
+            pub const NEG_INFINITY: Self =
+                Self((Self::FORMAT.sign_mask() | Self::FORMAT.infinity_bits().unwrap()) as _);
+        })*
+        $(impl $nan {
+            /// The canonical quiet NaN.
+            pub const NAN: Self = Self(Self::FORMAT.nan_bits().unwrap() as _);
+        })*
+        $(impl $zero {
+            /// Zero (+0).
+            pub const ZERO: Self = Self(0);
+        })*
+        $(impl $nz {
+            /// Negative zero.
+            pub const NEG_ZERO: Self = Self(Self::FORMAT.sign_mask() as _);
+        })*
+        $(impl $signed {
+            /// Minus one.
+            pub const NEG_ONE: Self = Self((Self::FORMAT.sign_mask() | Self::FORMAT.one_bits()) as _);
+        })*
+    };
+}
+
+special_constants! {
+    infinity: f16, bf16, f8e5m2, f8e4m3, f8e3m4;
+    nan: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu;
+    zero: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f6e2m3fn,
+        f6e3m2fn, f4e2m1fn;
+    negative_zero: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3, f8e3m4, f6e2m3fn, f6e3m2fn, f4e2m1fn;
+    signed: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f6e2m3fn,
+        f6e3m2fn, f4e2m1fn
 }
