@@ -45,10 +45,11 @@ const fn bottom_ordinal(fmt: &Format) -> i32 {
 /// The bits one step from `bits` up (`step = 1`) or down (`step = -1`). NaN stays; stepping
 /// past the largest or smallest value gives NaN, or the value itself in a format without NaN.
 pub(crate) const fn step(fmt: &Format, bits: u32, step: i32) -> u32 {
-    if fmt.is_nan_bits(bits) {
-        return bits;
-    }
     let ord = ordinal(fmt, bits);
+    let outward = (ord > 0) == (step > 0);
+    if fmt.is_nan_bits(bits) || (fmt.is_infinite_bits(bits) && outward) {
+        return bits; // NaN, and infinity stepped away from zero, stay as they are
+    }
     let next = ord + step;
     if next > top_ordinal(fmt) || next < bottom_ordinal(fmt) {
         return match fmt.nan_bits() {
@@ -215,16 +216,18 @@ macro_rules! impl_classify {
                 Self(with_sign(&Self::FORMAT, self.0 as u32, sign.is_sign_negative()) as _)
             }
 
-            /// The least value greater than `self`: the smallest subnormal from ±0, -0 from
-            /// -MIN_POSITIVE_SUBNORMAL, infinity from MAX where the format has it. NaN and +inf
-            /// are returned unchanged; where no greater value exists the result is NaN (or
-            /// `self` in formats without NaN).
+            /// The least value greater than `self` (IEEE `nextUp`): the smallest subnormal from
+            /// ±0, -0 from -MIN_POSITIVE_SUBNORMAL, infinity from MAX where the format has it.
+            /// NaN and +inf are returned unchanged; where no greater value exists (MAX of a
+            /// format without infinity) the result is NaN, or `self` in formats without NaN.
             #[inline]
             pub const fn next_up(self) -> Self {
                 Self(step(&Self::FORMAT, self.0 as u32, 1) as _)
             }
 
-            /// The greatest value less than `self`; the mirror of [`Self::next_up`].
+            /// The greatest value less than `self` (IEEE `nextDown`); the mirror of
+            /// [`Self::next_up`]: -inf stays -inf, and below the smallest value (-MAX, or
+            /// 2^-127 in f8e8m0fnu) there is NaN, or `self` in formats without NaN.
             #[inline]
             pub const fn next_down(self) -> Self {
                 Self(step(&Self::FORMAT, self.0 as u32, -1) as _)

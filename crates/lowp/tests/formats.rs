@@ -320,3 +320,81 @@ fn const_conversions_work_in_constants() {
     assert_eq!(BACK, 0.5);
     assert_eq!(ROUNDED.to_f32(), 0.28125);
 }
+
+/// `next_up`/`next_down` against the sorted list of all values, for every pattern of every
+/// format: the neighbour is the adjacent entry (infinities stay, NaN stays, and past the end
+/// there is NaN, or the value itself in formats without NaN).
+fn stepping<T: LowpFloat>(up: fn(T) -> T, down: fn(T) -> T) {
+    let fmt = T::FORMAT;
+    let mut sorted: Vec<(f64, u32)> = (0..1u32 << fmt.total_bits())
+        .map(|b| (T::from_bits_u32(b).to_f64(), b))
+        .filter(|(v, _)| !v.is_nan())
+        .collect();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let past_end = |x: T| {
+        if fmt.has_nan() {
+            None
+        } else {
+            Some(x.to_bits_u32())
+        }
+    };
+    for (k, &(v, b)) in sorted.iter().enumerate() {
+        let x = T::from_bits_u32(b);
+        let (got_up, got_down) = (up(x).to_bits_u32(), down(x).to_bits_u32());
+        let want_up = if v == f64::INFINITY {
+            Some(b)
+        } else {
+            // Skip the other zero: next_up(-0) is the smallest subnormal, not +0.
+            sorted[k + 1..]
+                .iter()
+                .find(|e| e.0 > v)
+                .map(|e| e.1)
+                .or_else(|| past_end(x))
+        };
+        let want_down = if v == f64::NEG_INFINITY {
+            Some(b)
+        } else {
+            sorted[..k]
+                .iter()
+                .rev()
+                .find(|e| e.0 < v)
+                .map(|e| e.1)
+                .or_else(|| past_end(x))
+        };
+        // Stepping onto zero from below gives -0 and from above +0, as IEEE says.
+        let zero_fix = |w: Option<u32>, negative: bool| {
+            w.map(|w| {
+                if T::from_bits_u32(w).to_f64() == 0.0 && fmt.has_negative_zero() {
+                    if negative { fmt.sign_mask() } else { 0 }
+                } else {
+                    w
+                }
+            })
+        };
+        let check = |got: u32, want: Option<u32>, what: &str| match want {
+            Some(w) => assert_eq!(got, w, "{} {what}({b:#x})", fmt.name),
+            None => assert!(
+                fmt.is_nan_bits(got),
+                "{} {what}({b:#x}) = {got:#x}",
+                fmt.name
+            ),
+        };
+        check(got_up, zero_fix(want_up, true), "next_up");
+        check(got_down, zero_fix(want_down, false), "next_down");
+    }
+}
+
+#[test]
+fn next_up_and_next_down_walk_the_sorted_values() {
+    macro_rules! all {
+        ($($t:ty),*) => {$( stepping::<$t>(<$t>::next_up, <$t>::next_down); )*};
+    }
+    all!(
+        f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu, f6e2m3fn,
+        f6e3m2fn, f4e2m1fn
+    );
+    assert!(f16::NAN.next_up().is_nan());
+    assert_eq!(f16::INFINITY.next_up().to_bits(), f16::INFINITY.to_bits());
+    assert_eq!(f16::NEG_INFINITY.next_up().to_bits(), f16::MIN.to_bits());
+    assert_eq!(f16::MAX.next_up().to_bits(), f16::INFINITY.to_bits());
+}
