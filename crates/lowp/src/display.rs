@@ -1,1 +1,389 @@
 //! `Display`, `Debug`, `LowerExp` and `UpperExp`: the shortest decimal that reads back.
+//!
+//! # What is printed
+//!
+//! Without a precision, a finite nonzero value prints the decimal with the fewest significant
+//! digits that this crate's `FromStr` rounds back to the same value; among the decimals of that
+//! length, the one nearest to the exact value (an exact tie goes to the even last digit). So
+//! `f16::from_f64(0.1)`, exactly 0.0999755859375, prints as `0.1`, where printing its f32 would
+//! give `0.099975586`. The notations are those of Rust's `f32`:
+//!
+//! * `Display`: positional, never an exponent (`65500` for f16::MAX, `0.1`, `0.00006104`);
+//! * `LowerExp`/`UpperExp`: `6.55e4`, `1e-1`, `1E-1`;
+//! * `Debug`: positional with at least one fractional digit (`1.0`) for `1e-4 <= |x| < 1e16`,
+//!   otherwise as `LowerExp`.
+//!
+//! With a precision (`{:.3}`, `{:.1e}`) the exact value is rounded to that many digits after the
+//! point. Every value of every format is exactly an f32, so this, zero, infinity and NaN are
+//! handed to `f32`'s own implementation, which is exact: `{:.1e}` of `f16::from_f64(PI)`
+//! (3.140625) is `3.1e0`. Width, fill, alignment and the `+` and `0` flags behave as for `f32`.
+//! NaN prints as `NaN` (never with a sign), infinities as `inf` and `-inf`, negative zero as
+//! `-0` (`-0.0` in `Debug`).
+//!
+//! # The rounding interval
+//!
+//! A value `v = M * 2^Q` (`M` its integer significand, `2^Q` its quantum) owns the numbers
+//! between the midpoints to its neighbours: from `(2M - 1) * 2^(Q-1)` to `(2M + 1) * 2^(Q-1)`,
+//! except that at a power of two `M = 2^m` above the bottom binade the spacing below halves and
+//! the lower midpoint is `(4M - 1) * 2^(Q-2)`; in E8M0, whose every value is a power of two, it
+//! always is. Whether a midpoint itself belongs to `v` is asked of the rounding engine (ties to
+//! even, so the interval is closed when `M` is even and open when it is odd; in E8M0, whose only
+//! significand bit is odd, ties go up, so there it is `[low, high)`). The interval is thus
+//! exactly the set of decimals that read back to `v`, with two deliberate exceptions at the ends
+//! of the range, where it is cut where it would be with an unbounded exponent range:
+//!
+//! * in FP6 and FP4, which have neither infinity nor NaN, every number above MAX reads back as
+//!   MAX (it saturates); the interval of MAX still ends at the overflow threshold `(M + 1/2) *
+//!   2^Q`, so `f6e3m2fn::MAX` prints as `28` rather than as `30`, and `f6e2m3fn::MAX` as `7.5`
+//!   rather than `8`;
+//! * in E8M0, every positive number below its smallest value 2^-127 reads back as 2^-127; its
+//!   interval still starts at `0.75 * 2^-127` (this changes nothing: it prints `6e-39` either
+//!   way).
+//!
+//! Both cuts only shrink the interval, so the printed decimal always reads back. The exact
+//! decimal expansions of `v` and both ends, and the search for the shortest decimal between
+//! them, are in `decimal.rs`.
+
+use crate::decimal::{self, Decimal};
+use crate::format::Format;
+use crate::round::{self, Decoded, Rounding};
+use core::fmt;
+
+/// Which formatting trait is asked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Display,
+    Debug,
+    LowerExp,
+    UpperExp,
+}
+
+/// One end of a rounding interval: the boundary `sig * 2^exp` and whether it belongs to the
+/// interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct End {
+    sig: u64,
+    exp: i32,
+    inclusive: bool,
+}
+
+/// The rounding interval of the positive value `sig * 2^exp` with magnitude bits `mag` in `fmt`
+/// (see the module documentation): its lower and upper ends.
+fn interval(fmt: &Format, mag: u32, sig: u64, exp: i32) -> (End, End) {
+    let man = fmt.mantissa_bits;
+    // Below a power of two the spacing halves, except in the bottom binade of a format with
+    // subnormals, whose lower neighbour is a subnormal with the same spacing.
+    let halves = sig == 1 << man && (exp > fmt.min_quantum_exponent() || !fmt.subnormals);
+    let (low_sig, low_exp) = if halves {
+        (4 * sig - 1, exp - 2)
+    } else {
+        (2 * sig - 1, exp - 1)
+    };
+    let (high_sig, high_exp) = (2 * sig + 1, exp - 1);
+    let rounds_here =
+        |s, e| round::round_finite(fmt, false, s, e, Rounding::NearestEven, false) == mag;
+    let high_inclusive = if mag == fmt.max_finite_bits() && !fmt.has_nan() {
+        // The engine saturates here; with an unbounded exponent a tie would stay only if the
+        // significand were even (MAX's is all ones, so it never does).
+        sig.is_multiple_of(2)
+    } else {
+        rounds_here(high_sig, high_exp)
+    };
+    let low = End {
+        sig: low_sig,
+        exp: low_exp,
+        inclusive: rounds_here(low_sig, low_exp),
+    };
+    let high = End {
+        sig: high_sig,
+        exp: high_exp,
+        inclusive: high_inclusive,
+    };
+    (low, high)
+}
+
+/// The shortest decimal in the rounding interval of the positive value `sig * 2^exp` with
+/// magnitude bits `mag` in `fmt`, and the exact decimal of the value itself.
+fn shortest(fmt: &Format, mag: u32, sig: u64, exp: i32) -> (Decimal, Decimal) {
+    let (low, high) = interval(fmt, mag, sig, exp);
+    let value = Decimal::from_binary(sig, exp);
+    let digits = decimal::shortest(
+        &value,
+        &Decimal::from_binary(low.sig, low.exp),
+        low.inclusive,
+        &Decimal::from_binary(high.sig, high.exp),
+        high.inclusive,
+    );
+    (digits, value)
+}
+
+/// A fixed buffer for one formatted number. The longest output is well below its size: at most
+/// 144 digits (see `decimal.rs`), 45 zeros between the point and the first digit (the smallest
+/// value is 2^-134 > 10^-41) or after the digits (the largest is below 10^39), a point and an
+/// exponent.
+struct Buf {
+    bytes: [u8; 256],
+    len: usize,
+}
+
+impl Buf {
+    fn push(&mut self, b: u8) -> fmt::Result {
+        let slot = self.bytes.get_mut(self.len).ok_or(fmt::Error)?;
+        *slot = b;
+        self.len += 1;
+        Ok(())
+    }
+
+    fn digits(&mut self, digits: &[u8]) -> fmt::Result {
+        digits.iter().try_for_each(|&d| self.push(b'0' + d))
+    }
+
+    fn zeros(&mut self, n: i32) -> fmt::Result {
+        (0..n).try_for_each(|_| self.push(b'0'))
+    }
+
+    fn as_str(&self) -> Result<&str, fmt::Error> {
+        core::str::from_utf8(&self.bytes[..self.len]).map_err(|_| fmt::Error)
+    }
+}
+
+/// Formats the value with bits `bits` of `fmt`, whose exact f32 is `exact`, in the given style.
+fn write_value(
+    fmt: &Format,
+    bits: u32,
+    exact: f32,
+    f: &mut fmt::Formatter<'_>,
+    style: Style,
+) -> fmt::Result {
+    let (neg, sig, exp) = match round::decode(fmt, bits) {
+        Decoded::Finite { neg, sig, exp } if f.precision().is_none() => (neg, sig, exp),
+        // Zero, infinity, NaN, or a precision: f32 prints these exactly as wanted.
+        _ => {
+            return match style {
+                Style::Display => fmt::Display::fmt(&exact, f),
+                Style::Debug => fmt::Debug::fmt(&exact, f),
+                Style::LowerExp => fmt::LowerExp::fmt(&exact, f),
+                Style::UpperExp => fmt::UpperExp::fmt(&exact, f),
+            };
+        }
+    };
+    let (d, value) = shortest(fmt, bits & fmt.magnitude_mask(), sig, exp);
+    let exponent = match style {
+        Style::Display => None,
+        Style::LowerExp => Some(b'e'),
+        Style::UpperExp => Some(b'E'),
+        // `value` lies in [10^(point-1), 10^point): below 1e-4 iff point <= -4, at or above
+        // 1e16 iff point >= 17. (f32 compares with the f32s nearest to 1e-4 and 1e16, and no
+        // f32 lies between those and the exact powers, so the decision is the same.)
+        Style::Debug => (value.point() <= -4 || value.point() >= 17).then_some(b'e'),
+    };
+    let digits = d.digits();
+    let point = d.point();
+    let mut buf = Buf {
+        bytes: [0; 256],
+        len: 0,
+    };
+    match exponent {
+        Some(e) => {
+            buf.digits(&digits[..1])?;
+            if digits.len() > 1 {
+                buf.push(b'.')?;
+                buf.digits(&digits[1..])?;
+            }
+            buf.push(e)?;
+            let mut power = point - 1;
+            if power < 0 {
+                buf.push(b'-')?;
+                power = -power;
+            }
+            // At most three digits: |power| < 160.
+            let mut started = false;
+            for div in [100, 10, 1] {
+                let d = (power / div % 10) as u8;
+                if d != 0 || started || div == 1 {
+                    started = true;
+                    buf.push(b'0' + d)?;
+                }
+            }
+        }
+        None => {
+            let n = digits.len() as i32;
+            if point <= 0 {
+                buf.push(b'0')?;
+                buf.push(b'.')?;
+                buf.zeros(-point)?;
+                buf.digits(digits)?;
+            } else if point < n {
+                buf.digits(&digits[..point as usize])?;
+                buf.push(b'.')?;
+                buf.digits(&digits[point as usize..])?;
+            } else {
+                buf.digits(digits)?;
+                buf.zeros(point - n)?;
+                if style == Style::Debug {
+                    buf.push(b'.')?;
+                    buf.push(b'0')?;
+                }
+            }
+        }
+    }
+    f.pad_integral(!neg, "", buf.as_str()?)
+}
+
+macro_rules! impl_fmt {
+    ($t:ident) => {
+        impl fmt::Display for crate::$t {
+            /// The shortest decimal that parses back to this value, positional (`65504`, `0.1`),
+            /// or with a precision the exact value rounded to that many decimals. See the notes
+            /// on the formatting traits of the crate's types: `NaN`, `inf`, `-inf`, `-0`; width,
+            /// fill, alignment, `+` and `0` as for `f32`.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_value(
+                    &Self::FORMAT,
+                    self.0 as u32,
+                    self.to_f32(),
+                    f,
+                    Style::Display,
+                )
+            }
+        }
+
+        impl fmt::Debug for crate::$t {
+            /// As `f32`'s `Debug`: the shortest digits, positional with at least one decimal
+            /// (`1.0`) for `1e-4 <= |x| < 1e16` and in exponent form (`1e-5`) otherwise; a
+            /// precision is honoured as in `Display`.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_value(&Self::FORMAT, self.0 as u32, self.to_f32(), f, Style::Debug)
+            }
+        }
+
+        impl fmt::LowerExp for crate::$t {
+            /// The shortest digits in scientific notation (`6.55e4` for 65504, `1e-1`), or with a
+            /// precision the exact value rounded to that many digits after the point
+            /// (`{:.1e}` of 3.140625 is `3.1e0`).
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_value(
+                    &Self::FORMAT,
+                    self.0 as u32,
+                    self.to_f32(),
+                    f,
+                    Style::LowerExp,
+                )
+            }
+        }
+
+        impl fmt::UpperExp for crate::$t {
+            /// As `LowerExp`, with `E` (`6.55E4`).
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_value(
+                    &Self::FORMAT,
+                    self.0 as u32,
+                    self.to_f32(),
+                    f,
+                    Style::UpperExp,
+                )
+            }
+        }
+    };
+}
+
+crate::for_each_format!(impl_fmt);
+
+#[cfg(test)]
+mod tests {
+    use super::interval;
+    use crate::round::{self, Decoded};
+    use crate::{bf16, f6e2m3fn, f6e3m2fn, f8e8m0fnu, f16};
+    use core::fmt::Write;
+
+    /// Formats into a fixed buffer (the crate has no `alloc`).
+    struct Out {
+        bytes: [u8; 128],
+        len: usize,
+    }
+
+    impl Write for Out {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            let end = self.len + s.len();
+            self.bytes
+                .get_mut(self.len..end)
+                .ok_or(core::fmt::Error)?
+                .copy_from_slice(s.as_bytes());
+            self.len = end;
+            Ok(())
+        }
+    }
+
+    fn check(args: core::fmt::Arguments<'_>, expected: &str) {
+        let mut out = Out {
+            bytes: [0; 128],
+            len: 0,
+        };
+        out.write_fmt(args).unwrap();
+        assert_eq!(
+            core::str::from_utf8(&out.bytes[..out.len]).unwrap(),
+            expected
+        );
+    }
+
+    /// The claims of `decimal.rs` about the boundaries: odd significands of at most 12 bits,
+    /// exponents in -134..=126; and the inclusivity rule: closed for an even significand, open
+    /// for an odd one, and `[low, high)` in E8M0.
+    #[test]
+    fn interval_ends() {
+        for fmt in &crate::format::formats::ALL {
+            for bits in 0..1u32 << fmt.total_bits() {
+                let Decoded::Finite {
+                    neg: false,
+                    sig,
+                    exp,
+                } = round::decode(fmt, bits)
+                else {
+                    continue;
+                };
+                let (low, high) = interval(fmt, bits, sig, exp);
+                for end in [low, high] {
+                    assert!(end.sig % 2 == 1 && end.sig < 1 << 12, "{}", fmt.name);
+                    assert!((-134..=126).contains(&end.exp), "{} {bits:#x}", fmt.name);
+                }
+                assert!((-133..=127).contains(&exp));
+                if fmt.mantissa_bits == 0 {
+                    assert!(low.inclusive && !high.inclusive);
+                } else {
+                    let even = sig % 2 == 0;
+                    assert_eq!((low.inclusive, high.inclusive), (even, even), "{bits:#x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn examples() {
+        check(format_args!("{}", f16::from_f64(0.1)), "0.1");
+        // 65500 lies between the midpoints 65488 and 65520 around 65504 (as in numpy).
+        check(format_args!("{}", f16::MAX), "65500");
+        check(format_args!("{:e}", f16::MAX), "6.55e4");
+        check(format_args!("{:e}", f16::from_f64(65472.0)), "6.547e4");
+        check(format_args!("{:E}", f16::from_f64(0.1)), "1E-1");
+        check(format_args!("{:?}", f16::ONE), "1.0");
+        check(format_args!("{:?}", f16::MIN_POSITIVE_SUBNORMAL), "6e-8");
+        check(
+            format_args!("{}", bf16::MAX),
+            "339000000000000000000000000000000000000",
+        );
+        check(
+            format_args!("{:.1e}", f16::from_f64(core::f64::consts::PI)),
+            "3.1e0",
+        );
+        check(format_args!("{:+08.2}", f16::from_f64(-1.5)), "-0001.50");
+        check(format_args!("{:+08}", f16::from_f64(1.5)), "+00001.5");
+        check(format_args!("{:<6}|", f16::from_f64(1.5)), "1.5   |");
+        check(format_args!("{}", f6e3m2fn::MAX), "28");
+        check(format_args!("{}", f6e2m3fn::MAX), "7.5");
+        check(format_args!("{}", f8e8m0fnu::from_f64(1024.0)), "1000");
+        check(format_args!("{}", f16::from_f64(-0.0)), "-0");
+        check(format_args!("{:?}", f16::from_f64(-0.0)), "-0.0");
+        check(format_args!("{}", f16::from_f64(f64::NAN)), "NaN");
+        check(format_args!("{}", f16::from_f64(f64::NEG_INFINITY)), "-inf");
+    }
+}
