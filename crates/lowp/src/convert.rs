@@ -69,7 +69,7 @@ fn exact_integer<T: LowpFloat>(x: T, neg: bool, mag: u128) -> Result<T, TryFromF
         return Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange));
     }
     // `value` is an integer below 2^128 whenever it equals the source, so the cast is exact then.
-    if value.abs() as u128 == mag && value.fract() == 0.0 {
+    if value.abs() as u128 == mag && libm::trunc(value) == value {
         Ok(x)
     } else {
         Err(TryFromFloatError::new(TryFromFloatErrorKind::Inexact))
@@ -82,7 +82,7 @@ fn integral_in(v: f64, lower: f64, upper: f64) -> Result<(), TryFromFloatError> 
         Err(TryFromFloatError::new(TryFromFloatErrorKind::Nan))
     } else if !(v >= lower && v < upper) {
         Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange))
-    } else if v.fract() != 0.0 {
+    } else if libm::trunc(v) != v {
         Err(TryFromFloatError::new(TryFromFloatErrorKind::Inexact))
     } else {
         Ok(())
@@ -358,8 +358,10 @@ lossless_format_pairs! {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::LOSSLESS_PAIRS;
     use crate::*;
+    use std::vec::Vec;
 
     /// Whether every value of `S` (NaN, infinities and the sign of zero included) survives the
     /// trip into `T`, decided over every bit pattern.

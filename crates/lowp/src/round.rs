@@ -367,24 +367,33 @@ pub(crate) const F64_LAYOUT: SourceLayout = SourceLayout {
     bits: 64,
 };
 
-/// Round-to-nearest-even of an f32 or f64 given by its bits, with the common case done by the
-/// classic integer trick (add just under half an ulp plus the parity bit, then shift) and
-/// everything else (zero, subnormal results, overflow, inf, NaN, negative E8M0) handed to the
-/// general engine. Bit-identical to `encode(fmt, decode(x), NearestEven, saturate)`: the fast
-/// range is exactly the inputs that are normal in both source and target and round to a finite
-/// target value.
+/// Round-to-nearest-even of an f32 or f64 given by its bits, for the inputs that need none of
+/// the engine's generality, which is nearly all of them:
+///
+/// * the target's normal range, by the classic integer trick (add just under half an ulp plus
+///   the parity bit, shift, rebias);
+/// * below it, the target's subnormals, by shifting the source significand with its rounding;
+/// * above it (from the midpoint past MAX up to infinity), the overflow result.
+///
+/// NaN, negative input to an unsigned format and formats without subnormals below their range
+/// give `None`, for the general engine. Bit-identical to
+/// `encode(fmt, decode(x), NearestEven, saturate)`, which the exhaustive tests check.
 #[inline(always)]
 pub(crate) const fn nearest_even_from_bits(
     fmt: &Format,
     src: SourceLayout,
     bits: u64,
+    saturate: bool,
 ) -> Option<u32> {
     let abs_mask = (1u64 << (src.bits - 1)) - 1;
     let abs = bits & abs_mask;
     let neg = bits & !abs_mask != 0;
+    if neg && !fmt.signed {
+        return None;
+    }
     let man = fmt.mantissa_bits;
     let shift = src.mantissa_bits - man;
-    // Lowest source input of the fast range: the target's smallest normal, or zero when the
+    // Lowest source input of the normal range: the target's smallest normal, or zero when the
     // target's subnormals line up with the source's (bf16 within f32).
     let same_exponent = fmt.subnormals && fmt.bias == src.bias;
     let low_exp = if fmt.min_exponent() > 1 - src.bias {
@@ -403,19 +412,65 @@ pub(crate) const fn nearest_even_from_bits(
     let max_src = ((max_exp + src.bias) as u64) << src.mantissa_bits
         | (max & fmt.mantissa_mask() as u64) << shift;
     let high = max_src + (1 << (shift - 1));
-    if abs < low || abs >= high || (neg && !fmt.signed) {
+    let infinity_src = ((1u64 << (src.bits - 1 - src.mantissa_bits)) - 1) << src.mantissa_bits;
+    if abs >= high {
+        if abs > infinity_src {
+            return None; // NaN: the engine keeps its payload
+        }
+        // The midpoint above MAX is a tie: it stays at MAX when MAX's significand is even.
+        if abs == high && man > 0 && max & 1 == 0 {
+            return Some(sign_bit(fmt, neg) | max as u32);
+        }
+        // Overflow (infinity included): for nearest-even, the same as an infinite input.
+        return Some(if saturate {
+            sign_bit(fmt, neg) | fmt.max_finite_bits()
+        } else {
+            infinity(fmt, neg)
+        });
+    }
+    if abs >= low {
+        let parity = if man > 0 { (abs >> shift) & 1 } else { 1 };
+        let rounded = (abs + (1 << (shift - 1)) - 1 + parity) >> shift;
+        let rebias = ((src.bias - fmt.bias) as u64) << man;
+        return Some(sign_bit(fmt, neg) | (rounded - rebias) as u32);
+    }
+    if !fmt.subnormals {
         return None;
     }
-    let parity = if man > 0 { (abs >> shift) & 1 } else { 1 };
-    let rounded = (abs + (1 << (shift - 1)) - 1 + parity) >> shift;
-    let rebias = ((src.bias - fmt.bias) as u64) << man;
-    Some(sign_bit(fmt, neg) | (rounded - rebias) as u32)
+    // Below the target's normal range: its quantum is 2^qmin there, so the result's bits are
+    // the significand shifted down to that quantum, rounded to nearest even.
+    let field = abs >> src.mantissa_bits;
+    let frac = abs & ((1 << src.mantissa_bits) - 1);
+    let (sig, exp) = if field == 0 {
+        (frac, 1 - src.bias - src.mantissa_bits as i32)
+    } else {
+        (
+            frac | 1 << src.mantissa_bits,
+            field as i32 - src.bias - src.mantissa_bits as i32,
+        )
+    };
+    let down = fmt.min_quantum_exponent() - exp;
+    if down <= 0 {
+        return None;
+    }
+    let m = if down >= 64 {
+        0 // below a quarter of the smallest subnormal
+    } else {
+        let kept = sig >> down;
+        let rem = sig & ((1 << down) - 1);
+        let half = 1 << (down - 1);
+        kept + (rem > half || (rem == half && kept & 1 == 1)) as u64
+    };
+    if m == 0 {
+        return Some(zero(fmt, neg));
+    }
+    Some(sign_bit(fmt, neg) | m as u32)
 }
 
 /// Round-to-nearest-even (or saturating) conversion of an f32: fast path, then the engine.
 #[inline(always)]
 pub(crate) const fn from_f32_nearest(fmt: &Format, x: f32, saturate: bool) -> u32 {
-    match nearest_even_from_bits(fmt, F32_LAYOUT, x.to_bits() as u64) {
+    match nearest_even_from_bits(fmt, F32_LAYOUT, x.to_bits() as u64, saturate) {
         Some(b) => b,
         None => encode(fmt, decode_f32(x), Rounding::NearestEven, saturate),
     }
@@ -424,7 +479,7 @@ pub(crate) const fn from_f32_nearest(fmt: &Format, x: f32, saturate: bool) -> u3
 /// Round-to-nearest-even (or saturating) conversion of an f64: fast path, then the engine.
 #[inline(always)]
 pub(crate) const fn from_f64_nearest(fmt: &Format, x: f64, saturate: bool) -> u32 {
-    match nearest_even_from_bits(fmt, F64_LAYOUT, x.to_bits()) {
+    match nearest_even_from_bits(fmt, F64_LAYOUT, x.to_bits(), saturate) {
         Some(b) => b,
         None => encode(fmt, decode_f64(x), Rounding::NearestEven, saturate),
     }
@@ -487,7 +542,7 @@ pub(crate) const fn integer_parts(mag: u128) -> (u64, i32) {
     if mag >> 64 == 0 {
         return (mag as u64, 0);
     }
-    let drop = 64 - (mag >> 64).leading_zeros() + 1; // keep 63 bits
+    let drop = (128 - mag.leading_zeros()) - 63; // keep the top 63 bits
     let kept = (mag >> drop) as u64;
     let sticky = (mag & ((1u128 << drop) - 1) != 0) as u64;
     (kept | sticky, drop as i32)

@@ -23,7 +23,19 @@ pub(crate) mod sealed {
 /// assert_eq!(round_trip::<f8e4m3fn>(1.0 / 3.0), 0.34375);
 /// ```
 pub trait LowpFloat:
-    Copy + Default + PartialEq + PartialOrd + Send + Sync + 'static + sealed::Sealed
+    Copy
+    + Default
+    + PartialEq
+    + PartialOrd
+    + Send
+    + Sync
+    + 'static
+    + sealed::Sealed
+    + core::fmt::Debug
+    + core::fmt::Display
+    + core::fmt::LowerExp
+    + core::fmt::UpperExp
+    + core::str::FromStr<Err = crate::ParseFloatError>
 {
     /// The unsigned integer holding the bits: `u16` for 16-bit formats, `u8` for the rest.
     type Bits: Copy + Eq + core::hash::Hash + core::fmt::Debug + Into<u32> + Send + Sync + 'static;
@@ -37,6 +49,11 @@ pub trait LowpFloat:
     fn from_bits_u32(bits: u32) -> Self;
     /// Rounds an f32 to nearest, ties to even.
     fn from_f32(x: f32) -> Self;
+    /// Rounds an f32 to nearest, ties to even, always in software; bit-identical to
+    /// [`LowpFloat::from_f32`], which may use a CPU instruction.
+    fn from_f32_const(x: f32) -> Self;
+    /// The exact f32 value, always in software; bit-identical to [`LowpFloat::to_f32`].
+    fn to_f32_const(self) -> f32;
     /// Rounds an f64 to nearest, ties to even, directly.
     fn from_f64(x: f64) -> Self;
     /// The exact f32 value.

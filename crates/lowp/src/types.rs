@@ -21,6 +21,7 @@ macro_rules! define_format {
         $name:ident, $bits:ty, $fmt:expr,
         to_f32: $to_f32:ident,
         hw_from_f32: $hw_from:tt,
+        hw_from_f64: $hw_from64:tt,
         hw_to_f32: $hw_to:tt
     ) => {
         $(#[$doc])*
@@ -119,10 +120,11 @@ macro_rules! define_format {
             }
 
             /// Rounds an f64 to nearest, ties to even, directly (no double rounding through
-            /// f32). Special values as [`Self::from_f32`].
+            /// f32), using the CPU's conversion instruction where there is one. Special values
+            /// as [`Self::from_f32`].
             #[inline]
-            pub const fn from_f64(x: f64) -> Self {
-                Self::from_f64_const(x)
+            pub fn from_f64(x: f64) -> Self {
+                define_format!(@from_f64 $hw_from64, x)
             }
 
             /// The exact f32 value. NaN gives a quiet NaN keeping the sign and, for IEEE-like
@@ -267,6 +269,14 @@ macro_rules! define_format {
                 $name::from_f32(x)
             }
             #[inline]
+            fn from_f32_const(x: f32) -> Self {
+                $name::from_f32_const(x)
+            }
+            #[inline]
+            fn to_f32_const(self) -> f32 {
+                $name::to_f32_const(self)
+            }
+            #[inline]
             fn from_f64(x: f64) -> Self {
                 $name::from_f64(x)
             }
@@ -316,6 +326,15 @@ macro_rules! define_format {
             None => Self::from_f32_const($x),
         }
     };
+    (@from_f64 none, $x:ident) => {
+        Self::from_f64_const($x)
+    };
+    (@from_f64 ($hw:path), $x:ident) => {
+        match $hw($x) {
+            Some(bits) => Self(bits),
+            None => Self::from_f64_const($x),
+        }
+    };
     (@to_f32 none, shift, $fmt:expr, $self:ident) => {
         $self.to_f32_const()
     };
@@ -361,41 +380,42 @@ define_format!(
     /// IEEE 754 binary16 ("half"): 1 sign, 5 exponent, 10 mantissa bits, bias 15; ±infinity,
     /// NaN, subnormals down to 2^-24, max 65504.
     f16, u16, formats::F16, to_f32: shift,
-    hw_from_f32: (crate::hw::f16_from_f32), hw_to_f32: (crate::hw::f16_to_f32)
+    hw_from_f32: (crate::hw::f16_from_f32), hw_from_f64: (crate::hw::f16_from_f64),
+    hw_to_f32: (crate::hw::f16_to_f32)
 );
 define_format!(
     /// bfloat16: 1 sign, 8 exponent, 7 mantissa bits, bias 127 (the top half of an f32); ±infinity,
     /// NaN, subnormals down to 2^-133, max ≈ 3.39e38.
-    bf16, u16, formats::BF16, to_f32: shift, hw_from_f32: none, hw_to_f32: none
+    bf16, u16, formats::BF16, to_f32: shift, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP FP8 E4M3 ("fn": finite and NaN): 1-4-3, bias 7; no infinities, NaN is S.1111.111,
     /// max 448, smallest subnormal 2^-9.
     f8e4m3fn, u8, formats::F8E4M3FN, to_f32: table,
-    hw_from_f32: (crate::hw::f8e4m3fn_from_f32), hw_to_f32: none
+    hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP FP8 E5M2: 1-5-2, bias 15, IEEE-like with ±infinity and NaN; max 57344, smallest
     /// subnormal 2^-16.
-    f8e5m2, u8, formats::F8E5M2, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f8e5m2, u8, formats::F8E5M2, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// FP8 E4M3 FNUZ (AMD/Graphcore): 1-4-3, bias 8; no infinities, no negative zero, the only
     /// NaN is 0x80; max 240.
-    f8e4m3fnuz, u8, formats::F8E4M3FNUZ, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f8e4m3fnuz, u8, formats::F8E4M3FNUZ, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// FP8 E5M2 FNUZ (AMD/Graphcore): 1-5-2, bias 16; no infinities, no negative zero, the only
     /// NaN is 0x80; max 57344.
-    f8e5m2fnuz, u8, formats::F8E5M2FNUZ, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f8e5m2fnuz, u8, formats::F8E5M2FNUZ, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// IEEE-like FP8 E4M3: 1-4-3, bias 7, with ±infinity and NaN; max 240.
-    f8e4m3, u8, formats::F8E4M3, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f8e4m3, u8, formats::F8E4M3, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// IEEE-like FP8 E3M4: 1-3-4, bias 3, with ±infinity and NaN; max 15.5.
-    f8e3m4, u8, formats::F8E3M4, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f8e3m4, u8, formats::F8E3M4, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP MX scale E8M0: 8 exponent bits, no sign, no mantissa, bias 127: the powers of two
@@ -403,24 +423,24 @@ define_format!(
     /// NaN convert to NaN; positive values below 2^-127 convert to 2^-127. A tie between two
     /// powers of two rounds up (1.5 gives 2), the ties-to-even rule with the implicit bit as the
     /// only (odd) mantissa digit.
-    f8e8m0fnu, u8, formats::F8E8M0FNU, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f8e8m0fnu, u8, formats::F8E8M0FNU, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP MX FP6 E2M3: 1-2-3, bias 1, finite only (max 7.5), stored in the low 6 bits of a
     /// byte. Rounding saturates: overflow and ±infinity give ±MAX in every mode. There is no NaN:
     /// NaN converts to +0.
-    f6e2m3fn, u8, formats::F6E2M3FN, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f6e2m3fn, u8, formats::F6E2M3FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP MX FP6 E3M2: 1-3-2, bias 3, finite only (max 28), stored in the low 6 bits of a
     /// byte. Overflow and ±infinity give ±MAX; NaN converts to +0.
-    f6e3m2fn, u8, formats::F6E3M2FN, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f6e3m2fn, u8, formats::F6E3M2FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP MX FP4 E2M1: 1-2-1, bias 1, finite only (the values 0, 0.5, 1, 1.5, 2, 3, 4, 6 and
     /// their negatives), stored in the low 4 bits of a byte. Overflow and ±infinity give ±MAX;
     /// NaN converts to +0.
-    f4e2m1fn, u8, formats::F4E2M1FN, to_f32: table, hw_from_f32: none, hw_to_f32: none
+    f4e2m1fn, u8, formats::F4E2M1FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 
 /// Runs `$m!(type)` for every number type of the crate; the modules that add methods or trait

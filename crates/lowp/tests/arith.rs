@@ -7,6 +7,25 @@ use lowp::{
     f8e5m2, f8e5m2fnuz, f8e8m0fnu, f16,
 };
 
+/// A format with the four operators, so the checks below need one bound.
+trait Arith:
+    LowpFloat
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
+    + core::ops::Div<Output = Self>
+{
+}
+
+impl<T> Arith for T where
+    T: LowpFloat
+        + core::ops::Add<Output = T>
+        + core::ops::Sub<Output = T>
+        + core::ops::Mul<Output = T>
+        + core::ops::Div<Output = T>
+{
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Add,
@@ -73,14 +92,7 @@ fn round_exact<T: LowpFloat>(s: f64, e: f64) -> T {
     }
 }
 
-fn apply<T: LowpFloat + core::ops::Add<Output = T> + core::ops::Sub<Output = T>>(
-    op: Op,
-    x: T,
-    y: T,
-) -> T
-where
-    T: core::ops::Mul<Output = T> + core::ops::Div<Output = T>,
-{
+fn apply<T: Arith>(op: Op, x: T, y: T) -> T {
     match op {
         Op::Add => x + y,
         Op::Sub => x - y,
@@ -94,14 +106,7 @@ fn same<T: LowpFloat>(a: T, b: T) -> bool {
 }
 
 /// Checks `x op y` for every `x` of `T` and every `y` in `ys`; returns the number of pairs.
-fn check<T>(op: Op, ys: &[u32]) -> u64
-where
-    T: LowpFloat
-        + core::ops::Add<Output = T>
-        + core::ops::Sub<Output = T>
-        + core::ops::Mul<Output = T>
-        + core::ops::Div<Output = T>,
-{
+fn check<T: Arith>(op: Op, ys: &[u32]) -> u64 {
     let count = 1u32 << T::FORMAT.total_bits();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u32;
     std::thread::scope(|scope| {
@@ -134,14 +139,7 @@ where
     })
 }
 
-fn every_pair<T>()
-where
-    T: LowpFloat
-        + core::ops::Add<Output = T>
-        + core::ops::Sub<Output = T>
-        + core::ops::Mul<Output = T>
-        + core::ops::Div<Output = T>,
-{
+fn every_pair<T: Arith>() {
     let ys: Vec<u32> = (0..1u32 << T::FORMAT.total_bits()).collect();
     for op in [Op::Add, Op::Sub, Op::Mul, Op::Div] {
         assert_eq!(check::<T>(op, &ys), (ys.len() * ys.len()) as u64);
@@ -215,6 +213,7 @@ fn remainder_is_exact() {
 }
 
 #[test]
+#[allow(clippy::op_ref)] // the impls on references are what is under test
 fn operators_on_references_and_assignment_agree() {
     let (a, b) = (bf16::from_f32(1.5), bf16::from_f32(-0.375));
     assert_eq!((a + b).to_bits(), (&a + &b).to_bits());

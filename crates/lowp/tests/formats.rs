@@ -1,6 +1,9 @@
 //! The constants of every type against the seeds' tables, the `half` crate and ml_dtypes'
 //! `finfo`; and every bit pattern of every format widened to f32/f64 and back.
 
+// Bit literals are grouped sign_exponent_mantissa, as the seed's tables write them.
+#![allow(clippy::unusual_byte_groupings)]
+
 use lowp::format::{NanEncoding, formats};
 use lowp::{
     LowpFloat, bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3, f8e4m3fn, f8e4m3fnuz, f8e5m2,

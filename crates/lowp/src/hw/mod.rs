@@ -8,7 +8,7 @@
 mod f16c;
 
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
-pub(crate) use f16c::{f8e4m3fn_from_f32, f16_from_f32, f16_to_f32};
+pub(crate) use f16c::{f16_from_f32, f16_from_f64, f16_to_f32};
 
 /// Without F16C support compiled in there is nothing to offer.
 #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
@@ -18,16 +18,16 @@ mod fallback {
         None
     }
     #[inline(always)]
-    pub(crate) fn f16_to_f32(_: u16) -> Option<f32> {
+    pub(crate) fn f16_from_f64(_: f64) -> Option<u16> {
         None
     }
     #[inline(always)]
-    pub(crate) fn f8e4m3fn_from_f32(_: f32) -> Option<u8> {
+    pub(crate) fn f16_to_f32(_: u16) -> Option<f32> {
         None
     }
 }
 #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
-pub(crate) use fallback::{f8e4m3fn_from_f32, f16_from_f32, f16_to_f32};
+pub(crate) use fallback::{f16_from_f32, f16_from_f64, f16_to_f32};
 
 /// Whether the scalar conversions use the F16C instructions on this machine.
 pub fn f16c_in_use() -> bool {
