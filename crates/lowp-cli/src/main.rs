@@ -1,1 +1,164 @@
-fn main() {}
+//! `lowp`: what a low-precision number format does to your numbers.
+//!
+//! * `lowp formats` prints the properties of every format of the lowp crate;
+//! * `lowp inspect VALUE` shows what rounding VALUE into each format gives.
+//!
+//! This file holds the command line (clap) and the exit codes; each command lives in its own
+//! module, and [`output`] renders the tables they build.
+#![forbid(unsafe_code)]
+
+mod bits;
+mod error;
+mod formats;
+mod input;
+mod inspect;
+mod number;
+mod output;
+mod registry;
+mod rounding;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use error::CliError;
+use registry::FormatOps;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// The command line.
+#[derive(Parser)]
+#[command(
+    name = "lowp",
+    version,
+    about = "What a low-precision number format does to your numbers",
+    long_about = "What a low-precision number format does to your numbers: the properties of \
+                  f16, bf16 and the FP8, FP6 and FP4 formats, and what rounding a value into \
+                  each of them gives.\n\n\
+                  Numbers are printed exactly when that takes at most 17 significant digits \
+                  (65504, 0.0009765625, 5.9604644775390625e-8); longer ones are rounded to 6 \
+                  digits and marked with ≈ (≈3.38953e38). Scientific notation is used below \
+                  1e-4 and from 1e12 on. CSV and JSON give every number in full."
+)]
+struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand)]
+enum Command {
+    /// Print one table of every format: widths, bias, limits and special values.
+    Formats(FormatsArgs),
+    /// Show what rounding a value into each format gives.
+    ///
+    /// Each row shows the result exactly, how the type prints it (the shortest decimal that
+    /// reads back), its bits split into sign|exponent|mantissa, its two neighbours, the
+    /// absolute and relative error against the input, and what happened: exact, rounded,
+    /// subnormal, underflow to 0, or overflow to inf, to NaN or saturated to ±MAX, as the
+    /// format's policy has it.
+    Inspect(InspectArgs),
+}
+
+/// Arguments of `lowp formats`.
+#[derive(Args)]
+struct FormatsArgs {
+    /// Output style: an aligned table for people, a Markdown table, CSV, or a JSON array of
+    /// objects with stable field names.
+    #[arg(long, value_enum, value_name = "STYLE", default_value_t = TableStyle::Table)]
+    format: TableStyle,
+}
+
+/// Output styles of `lowp formats`.
+#[derive(Clone, Copy, ValueEnum)]
+enum TableStyle {
+    /// Aligned columns.
+    Table,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+    /// Comma-separated values, numbers in full.
+    Csv,
+    /// A JSON array of objects.
+    Json,
+}
+
+/// Arguments of `lowp inspect`.
+#[derive(Args)]
+#[command(after_help = format!("Formats: {}", registry::names()))]
+struct InspectArgs {
+    /// The number to inspect: a decimal read as the nearest f64 (0.1, -2.5e3, 1e-8, inf, nan),
+    /// or with --as a bit pattern in hex or binary (0x3c00, 0b0011110000000000).
+    #[arg(allow_hyphen_values = true)]
+    value: String,
+
+    /// Formats to round the value into, comma separated or repeated (default: every format,
+    /// or none but the --as format).
+    #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = parse_format)]
+    to: Vec<&'static FormatOps>,
+
+    /// Read VALUE as a bit pattern of this format (a decimal VALUE is rounded into it first);
+    /// the --to formats then convert that value.
+    #[arg(long = "as", value_name = "FORMAT", value_parser = parse_format)]
+    as_format: Option<&'static FormatOps>,
+
+    /// Output style: an aligned table for people or a JSON object for programs.
+    #[arg(long, value_enum, value_name = "STYLE", default_value_t = InspectStyle::Table)]
+    format: InspectStyle,
+}
+
+/// Output styles of `lowp inspect`.
+#[derive(Clone, Copy, ValueEnum)]
+enum InspectStyle {
+    /// An input line and aligned columns.
+    Table,
+    /// A JSON object: the input and one record per format.
+    Json,
+}
+
+/// clap's parser for format names.
+fn parse_format(name: &str) -> Result<&'static FormatOps, CliError> {
+    registry::lookup(name)
+}
+
+/// Runs the parsed command and returns what to print.
+fn run(cli: Cli) -> Result<String, CliError> {
+    match cli.command {
+        Command::Formats(args) => {
+            let table = formats::table();
+            Ok(match args.format {
+                TableStyle::Table => table.to_text(),
+                TableStyle::Markdown => table.to_markdown(),
+                TableStyle::Csv => table.to_csv(),
+                TableStyle::Json => {
+                    output::json_text(&serde_json::Value::Array(table.to_json_records()))
+                }
+            })
+        }
+        Command::Inspect(args) => {
+            let report = inspect::run(&args.value, args.as_format, &args.to)?;
+            Ok(match args.format {
+                InspectStyle::Table => report.to_text(),
+                InspectStyle::Json => report.to_json(),
+            })
+        }
+    }
+}
+
+/// Prints `error: …` on stderr and gives the error's exit code.
+fn fail(err: &CliError) -> ExitCode {
+    // Nothing sensible is left to do when stderr itself is gone.
+    let _ = writeln!(std::io::stderr(), "error: {err}");
+    ExitCode::from(u8::try_from(err.code).unwrap_or(1))
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match CliError::from_clap(&e) {
+            Some(err) => return fail(&err),
+            None => e.exit(),
+        },
+    };
+    match run(cli).and_then(|text| output::emit(&text)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => fail(&err),
+    }
+}

@@ -1,0 +1,70 @@
+//! Errors the tool reports: one line on stderr and an exit code.
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use std::fmt;
+
+/// Exit code of a usage error (a bad flag, format name or value), as clap uses.
+pub const USAGE: i32 = 2;
+
+/// Exit code of a failure to write the output.
+pub const IO: i32 = 1;
+
+/// An error that ends the program with a one-line message.
+#[derive(Debug)]
+pub struct CliError {
+    /// The message, without the `error: ` prefix or a newline.
+    pub message: String,
+    /// The process exit code.
+    pub code: i32,
+}
+
+impl CliError {
+    /// A usage error (exit code 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            code: USAGE,
+        }
+    }
+
+    /// Turns clap's error for a bad option value into one line naming the valid choices.
+    /// Returns `None` for the other errors (and for `--help`), which clap prints itself.
+    pub fn from_clap(err: &clap::Error) -> Option<Self> {
+        let text = |kind| match err.get(kind) {
+            Some(ContextValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        match err.kind() {
+            ErrorKind::InvalidValue => {
+                let value = text(ContextKind::InvalidValue).unwrap_or_default();
+                let arg = text(ContextKind::InvalidArg).unwrap_or_default();
+                let valid = match err.get(ContextKind::ValidValue) {
+                    Some(ContextValue::Strings(v)) => v.join(", "),
+                    _ => String::new(),
+                };
+                Some(CliError::usage(format!(
+                    "invalid value '{value}' for '{arg}'; valid values: {valid}"
+                )))
+            }
+            ErrorKind::ValueValidation => {
+                let value = text(ContextKind::InvalidValue).unwrap_or_default();
+                let arg = text(ContextKind::InvalidArg).unwrap_or_default();
+                let why = std::error::Error::source(err)
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| "invalid value".to_string());
+                Some(CliError::usage(format!(
+                    "invalid value '{value}' for '{arg}': {why}"
+                )))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}

@@ -1,0 +1,73 @@
+//! The VALUE of `lowp inspect`: a decimal read as an f64, or a bit pattern of a format.
+
+use crate::bits;
+use crate::error::CliError;
+use crate::registry::FormatOps;
+
+/// What the user gave to inspect.
+#[derive(Clone, Copy)]
+pub enum Input {
+    /// A decimal number, rounded to the nearest f64 (`"0.1"`, `"-2.5e3"`, `"inf"`, `"nan"`).
+    Decimal(f64),
+    /// A bit pattern of a format (`0x3c00 --as f16`); `bits` fits the format.
+    Bits {
+        /// The format the bits belong to.
+        ops: &'static FormatOps,
+        /// The pattern.
+        bits: u32,
+    },
+}
+
+impl Input {
+    /// Reads the command-line VALUE. Bit patterns (`0x…`, `0b…`) need `as_format`; decimals are
+    /// read with Rust's f64 parser (which also takes `inf`, `infinity` and `nan`).
+    pub fn parse(text: &str, as_format: Option<&'static FormatOps>) -> Result<Self, CliError> {
+        if bits::looks_like_bits(text) {
+            let Some(ops) = as_format else {
+                return Err(CliError::usage(format!(
+                    "'{text}' looks like a bit pattern; say which format it belongs to with --as FORMAT (e.g. --as f16)"
+                )));
+            };
+            return bits::parse(text, &ops.format)
+                .map(|bits| Input::Bits { ops, bits })
+                .map_err(CliError::usage);
+        }
+        text.parse::<f64>().map(Input::Decimal).map_err(|_| {
+            CliError::usage(format!(
+                "invalid value '{text}': expected a decimal number (0.1, -2.5e3, 1e-8, inf, nan) or, with --as FORMAT, a bit pattern (0x3c00, 0b0011110000000000)"
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::lookup;
+
+    #[test]
+    fn decimals() {
+        assert!(matches!(Input::parse("0.1", None), Ok(Input::Decimal(x)) if x == 0.1));
+        assert!(
+            matches!(Input::parse("-inf", None), Ok(Input::Decimal(x)) if x == f64::NEG_INFINITY)
+        );
+        assert!(matches!(Input::parse("1e400", None), Ok(Input::Decimal(x)) if x == f64::INFINITY));
+        assert!(Input::parse("abc", None).is_err());
+        assert!(Input::parse("", None).is_err());
+        assert!(Input::parse(" 1", None).is_err());
+    }
+
+    #[test]
+    fn bit_patterns() {
+        let f16 = lookup("f16").unwrap();
+        assert!(matches!(
+            Input::parse("0x3c00", Some(f16)),
+            Ok(Input::Bits { bits: 0x3c00, .. })
+        ));
+        let err = Input::parse("0x3c00", None).err().unwrap();
+        assert!(err.message.contains("--as"));
+        let err = Input::parse("0x1ffff", Some(f16)).err().unwrap();
+        assert_eq!(err.code, 2);
+        assert!(err.message.contains("16 bits"), "{}", err.message);
+    }
+}
