@@ -5,8 +5,8 @@
 //!
 //! | type | bits | exponent / mantissa | bias | special values | max |
 //! |---|---|---|---|---|---|
-//! | [`f16`] | 16 | 5 / 10 | 15 | ±inf, NaN | 65504 |
-//! | [`bf16`] | 16 | 8 / 7 | 127 | ±inf, NaN | ≈3.39e38 |
+//! | [`f16`](struct@f16) | 16 | 5 / 10 | 15 | ±inf, NaN | 65504 |
+//! | [`bf16`](struct@bf16) | 16 | 8 / 7 | 127 | ±inf, NaN | ≈3.39e38 |
 //! | [`f8e4m3fn`] | 8 | 4 / 3 | 7 | NaN = S.1111.111 | 448 |
 //! | [`f8e5m2`] | 8 | 5 / 2 | 15 | ±inf, NaN | 57344 |
 //! | [`f8e4m3fnuz`] | 8 | 4 / 3 | 8 | NaN = 0x80, no -0 | 240 |
@@ -63,9 +63,14 @@ pub mod format;
 pub mod hw;
 mod math;
 mod parse;
-pub mod round;
+mod round;
 mod traits;
 mod types;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 
 pub use convert::{TryFromFloatError, TryFromFloatErrorKind};
 pub use format::Format;
