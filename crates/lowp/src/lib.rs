@@ -101,6 +101,7 @@
 #![cfg_attr(not(feature = "std"), no_std)]
 
 mod arith;
+pub mod bulk;
 mod classify;
 mod cmp;
 mod convert;
@@ -112,6 +113,7 @@ pub mod hw;
 mod math;
 mod parse;
 mod round;
+mod simd;
 mod traits;
 mod types;
 
@@ -119,6 +121,16 @@ mod types;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The traits that make the crate's methods available: `use lowp::prelude::*;`.
+pub mod prelude {
+    pub use crate::LowpFloat;
+    #[cfg(feature = "rayon")]
+    pub use crate::bulk::LowpParSliceExt;
+    pub use crate::bulk::LowpSliceExt;
+    #[cfg(feature = "std")]
+    pub use crate::bulk::LowpVecExt;
+}
 
 pub use convert::{TryFromFloatError, TryFromFloatErrorKind};
 pub use format::Format;

@@ -56,6 +56,9 @@ pub trait LowpFloat:
     fn to_f32_const(self) -> f32;
     /// Rounds an f64 to nearest, ties to even, directly.
     fn from_f64(x: f64) -> Self;
+    /// Rounds an f64 to nearest, ties to even, directly, always in software; bit-identical to
+    /// [`LowpFloat::from_f64`], which may use a CPU instruction.
+    fn from_f64_const(x: f64) -> Self;
     /// The exact f32 value.
     fn to_f32(self) -> f32;
     /// The exact f64 value.

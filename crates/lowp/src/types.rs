@@ -281,6 +281,10 @@ macro_rules! define_format {
                 $name::from_f64(x)
             }
             #[inline]
+            fn from_f64_const(x: f64) -> Self {
+                $name::from_f64_const(x)
+            }
+            #[inline]
             fn to_f32(self) -> f32 {
                 $name::to_f32(self)
             }

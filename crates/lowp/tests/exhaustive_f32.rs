@@ -6,13 +6,16 @@
 //!    `tests/data/ml_dtypes_f32.digest` (made by `tools/ml_dtypes_digest.py`);
 //! 3. the run-time path (`from_f32`: F16C where the CPU has it) against the software engine
 //!    (`from_f32_const`), bit for bit, NaN payloads included;
-//! 4. `from_f64` of the same (exactly widened) value against `from_f32`.
+//! 4. `from_f64` of the same (exactly widened) value against `from_f32`;
+//! 5. every bulk conversion path the CPU has (`lowp::bulk::Path`), from f32 and from the same
+//!    values as f64, rounding and saturating, against the scalar results, bit for bit.
 //!
 //! 2^32 inputs times 12 formats is a lot of work: the inputs are split into blocks of 2^24 that
 //! all cores take in turn, and the reference is worked out once per run of inputs that share a
 //! result (their magnitudes rise with their bits within each sign, so a run ends at the next
 //! midpoint or value) instead of for each input.
 
+use lowp::bulk::Path;
 use lowp::{
     LowpFloat, bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3, f8e4m3fn, f8e4m3fnuz, f8e5m2,
     f8e5m2fnuz, f8e8m0fnu, f16,
@@ -23,6 +26,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const BLOCK: u64 = 1 << 24;
 const BLOCKS: usize = 256;
 const BLOCKS_PER_LINE: usize = 16;
+/// Inputs per batch handed to the bulk paths.
+const BATCH: usize = 4096;
 /// The 64-bit FNV prime, the multiplier of the digest's Horner hash.
 const P: u64 = 0x100_0000_01b3;
 
@@ -159,6 +164,73 @@ fn ml_dtypes_e8m0_quirk(x: f32) -> Option<u32> {
         .then_some(1)
 }
 
+/// A run of consecutive inputs with their scalar results, for the bulk paths to reproduce.
+struct Batch<T> {
+    inputs: Vec<f32>,
+    wide: Vec<f64>,
+    nearest: Vec<T>,
+    saturated: Vec<T>,
+    out: Vec<T>,
+}
+
+impl<T: LowpFloat> Default for Batch<T> {
+    fn default() -> Self {
+        Batch {
+            inputs: Vec::with_capacity(BATCH),
+            wide: Vec::with_capacity(BATCH),
+            nearest: Vec::with_capacity(BATCH),
+            saturated: Vec::with_capacity(BATCH),
+            out: vec![T::default(); BATCH],
+        }
+    }
+}
+
+impl<T: LowpFloat> Batch<T> {
+    fn push(&mut self, x: f32, nearest: T, saturated: T) {
+        self.inputs.push(x);
+        self.wide.push(x as f64);
+        self.nearest.push(nearest);
+        self.saturated.push(saturated);
+    }
+
+    /// Runs every supported path over the batch, records mismatches, and empties it.
+    fn check_paths(&mut self, failures: &Mutex<Vec<String>>) {
+        let n = self.inputs.len();
+        let out = &mut self.out[..n];
+        for path in Path::supported() {
+            let runs: [(&str, &[T]); 4] = [
+                ("f32", &self.nearest),
+                ("f32 saturating", &self.saturated),
+                ("f64", &self.nearest),
+                ("f64 saturating", &self.saturated),
+            ];
+            for (what, want) in runs {
+                match what {
+                    "f32" => path.convert_from_f32_slice(out, &self.inputs),
+                    "f32 saturating" => path.convert_from_f32_slice_saturating(out, &self.inputs),
+                    "f64" => path.convert_from_f64_slice(out, &self.wide),
+                    _ => path.convert_from_f64_slice_saturating(out, &self.wide),
+                }
+                .unwrap();
+                if let Some(i) = (0..n).find(|&i| out[i].to_bits() != want[i].to_bits()) {
+                    failures.lock().unwrap().push(format!(
+                        "{} path {path} from {what}: {:e} ({:#010x}) gave {:#x}, scalar {:#x}",
+                        T::FORMAT.name,
+                        self.inputs[i],
+                        self.inputs[i].to_bits(),
+                        out[i].to_bits_u32(),
+                        want[i].to_bits_u32()
+                    ));
+                }
+            }
+        }
+        self.inputs.clear();
+        self.wide.clear();
+        self.nearest.clear();
+        self.saturated.clear();
+    }
+}
+
 /// Checks all 2^32 inputs for `T`; returns the digest lines.
 fn sweep<T: LowpFloat>() -> Vec<u64> {
     let fmt = T::FORMAT;
@@ -182,6 +254,7 @@ fn sweep<T: LowpFloat>() -> Vec<u64> {
                     let mut hash = 0u64;
                     // The reference results of the current run of inputs, valid below `run_end`.
                     let (mut want, mut want_sat, mut run_end) = (None, None, start);
+                    let mut batch = Batch::<T>::default();
                     for b in start..start + BLOCK {
                         let x = f32::from_bits(b as u32);
                         if b >= run_end {
@@ -194,6 +267,10 @@ fn sweep<T: LowpFloat>() -> Vec<u64> {
                         }
                         let got = T::from_f32(x);
                         let sat = T::from_f32_saturating(x);
+                        batch.push(x, got, sat);
+                        if batch.inputs.len() == BATCH {
+                            batch.check_paths(&failures);
+                        }
                         for (bits, want, what) in
                             [(got.to_bits_u32(), want, "nearest"), (sat.to_bits_u32(), want_sat, "saturating")]
                         {

@@ -1,0 +1,207 @@
+//! The `f16c` path: AVX2 lanes, 8 at a time, and F16C's `vcvtps2ph`/`vcvtph2ps` for f16.
+
+#[cfg(target_arch = "x86")]
+use core::arch::x86::*;
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+
+use super::isa::Isa;
+use super::kernel;
+use crate::LowpFloat;
+
+/// Proof that the CPU has AVX2 and F16C: made only inside functions compiled for them.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2(());
+
+// SAFETY (for every `unsafe` block of this impl): an `Avx2` exists only inside the
+// `#[target_feature(enable = "avx2,f16c")]` entry points below, which run only on CPUs that
+// have both, so the intrinsics' features are present; the pointer methods pass on their
+// callers' guarantee that `LANES` elements are readable or writable there.
+impl Isa for Avx2 {
+    type V = __m256i;
+    type M = __m256i;
+    const LANES: usize = 8;
+
+    #[inline(always)]
+    fn splat(self, x: u32) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_set1_epi32(x as i32) }
+    }
+    #[inline(always)]
+    fn and(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_and_si256(a, b) }
+    }
+    #[inline(always)]
+    fn or(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_or_si256(a, b) }
+    }
+    #[inline(always)]
+    fn add(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_add_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn sub(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_sub_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn shr(self, a: __m256i, n: u32) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_srl_epi32(a, _mm_cvtsi32_si128(n as i32)) }
+    }
+    #[inline(always)]
+    fn shl(self, a: __m256i, n: u32) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_sll_epi32(a, _mm_cvtsi32_si128(n as i32)) }
+    }
+    #[inline(always)]
+    fn gt(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_cmpgt_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn eq(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_cmpeq_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn either(self, a: __m256i, b: __m256i) -> __m256i {
+        self.or(a, b)
+    }
+    #[inline(always)]
+    fn select(self, m: __m256i, t: __m256i, f: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_blendv_epi8(f, t, m) }
+    }
+    #[inline(always)]
+    fn add_f32(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe {
+            _mm256_castps_si256(_mm256_add_ps(
+                _mm256_castsi256_ps(a),
+                _mm256_castsi256_ps(b),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn int_to_f32_scaled(self, a: __m256i, scale: f32) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(scale))) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_f32(self, p: *const f32) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_castps_si256(_mm256_loadu_ps(p)) }
+    }
+    #[inline(always)]
+    unsafe fn load_f64_odd(self, p: *const f64) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe {
+            let lo = round_to_odd(_mm256_loadu_pd(p));
+            let hi = round_to_odd(_mm256_loadu_pd(p.add(4)));
+            _mm256_set_m128i(hi, lo)
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_f32(self, p: *mut f32, v: __m256i) {
+        // SAFETY: see the impl.
+        unsafe { _mm256_storeu_ps(p, _mm256_castsi256_ps(v)) }
+    }
+    #[inline(always)]
+    unsafe fn store_f64(self, p: *mut f64, v: __m256i) {
+        // SAFETY: see the impl.
+        unsafe {
+            let f = _mm256_castsi256_ps(v);
+            _mm256_storeu_pd(p, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+            _mm256_storeu_pd(p.add(4), _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)));
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_u8(self, p: *const u8) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_cvtepu8_epi32(_mm_loadl_epi64(p.cast())) }
+    }
+    #[inline(always)]
+    unsafe fn load_u16(self, p: *const u16) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_cvtepu16_epi32(_mm_loadu_si128(p.cast())) }
+    }
+    #[inline(always)]
+    unsafe fn store_u8(self, p: *mut u8, v: __m256i) {
+        // SAFETY: see the impl.
+        unsafe {
+            // Lanes 0-3 land in bytes 0-3, lanes 4-7 in bytes 16-19; gather those two dwords.
+            let w = _mm256_packus_epi32(v, v);
+            let b = _mm256_packus_epi16(w, w);
+            let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+            _mm_storel_epi64(p.cast(), _mm256_castsi256_si128(b));
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_u16(self, p: *mut u16, v: __m256i) {
+        // SAFETY: see the impl.
+        unsafe {
+            let w = _mm256_packus_epi32(v, v);
+            let w = _mm256_permute4x64_epi64::<0b1000>(w);
+            _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(w));
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn store_f16(self, p: *mut u16, x: __m256i, saturate: bool) {
+        if saturate {
+            const PLAN: super::plan::NarrowPlan =
+                super::plan::NarrowPlan::of(&crate::format::formats::F16);
+            // SAFETY: see the impl.
+            return unsafe { self.store_u16(p, kernel::narrow(self, &PLAN, x, true)) };
+        }
+        // SAFETY: see the impl.
+        unsafe {
+            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(x));
+            _mm_storeu_si128(p.cast(), h);
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_f16(self, p: *const u16) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128(p.cast()))) }
+    }
+}
+
+/// Rounds four f64s to odd at f32's precision: converted to nearest, moved one step toward
+/// zero where that went up in magnitude, then the last bit set where it was inexact. NaN lanes
+/// compare unequal to everything, so they keep the conversion's quiet NaN.
+#[inline(always)]
+fn round_to_odd(x: __m256d) -> __m128i {
+    // SAFETY: see the impl; only called from its methods.
+    unsafe {
+        let y = _mm256_cvtpd_ps(x);
+        let back = _mm256_cvtps_pd(y);
+        let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fff_ffff_ffff_ffff));
+        let inexact = _mm256_cmp_pd::<_CMP_NEQ_OQ>(back, x);
+        let above = _mm256_cmp_pd::<_CMP_GT_OQ>(_mm256_and_pd(back, abs), _mm256_and_pd(x, abs));
+        let bits = _mm_add_epi32(_mm_castps_si128(y), low_halves(above));
+        _mm_or_si128(bits, _mm_and_si128(low_halves(inexact), _mm_set1_epi32(1)))
+    }
+}
+
+/// The low 32 bits of each 64-bit lane of a comparison mask, as four 32-bit lanes.
+#[inline(always)]
+fn low_halves(m: __m256d) -> __m128i {
+    // SAFETY: see the impl; only called from its methods.
+    unsafe {
+        let low = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(m), low))
+    }
+}
+
+/// Whether this CPU has AVX2 and F16C.
+pub(crate) fn available() -> bool {
+    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c")
+}
+
+super::entry_points!(path, "avx2,f16c", Avx2(()));

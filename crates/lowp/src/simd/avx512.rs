@@ -1,0 +1,249 @@
+//! The AVX-512 paths: 16 lanes with AVX-512 F/BW, `vcvtps2ph`/`vcvtph2ps` for f16; with
+//! AVX512-BF16 `vcvtneps2bf16` for bf16; with AVX512-FP16 `vcvtps2phx`/`vcvtph2psx` for f16.
+
+#[cfg(target_arch = "x86")]
+use core::arch::x86::*;
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+
+use super::isa::Isa;
+use super::kernel;
+use super::plan::NarrowPlan;
+use crate::LowpFloat;
+use crate::format::formats;
+
+/// Proof that the CPU has AVX-512 F and BW and F16C, plus AVX512-BF16 when `BF16` and
+/// AVX512-FP16 when `FP16`: made only inside functions compiled for those features.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512<const BF16: bool, const FP16: bool>(());
+
+// SAFETY (for every `unsafe` block of this impl): an `Avx512<BF16, FP16>` exists only inside
+// the `#[target_feature]` entry points at the end of this file, each compiled for the
+// features its parameters promise and run only on CPUs that have them; the BF16 and FP16
+// instructions are reached only when those parameters are true. The pointer methods pass on
+// their callers' guarantee that `LANES` elements are readable or writable there.
+impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
+    type V = __m512i;
+    type M = __mmask16;
+    const LANES: usize = 16;
+
+    #[inline(always)]
+    fn splat(self, x: u32) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_set1_epi32(x as i32) }
+    }
+    #[inline(always)]
+    fn and(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_and_si512(a, b) }
+    }
+    #[inline(always)]
+    fn or(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_or_si512(a, b) }
+    }
+    #[inline(always)]
+    fn add(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_add_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn sub(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_sub_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn shr(self, a: __m512i, n: u32) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_srl_epi32(a, _mm_cvtsi32_si128(n as i32)) }
+    }
+    #[inline(always)]
+    fn shl(self, a: __m512i, n: u32) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_sll_epi32(a, _mm_cvtsi32_si128(n as i32)) }
+    }
+    #[inline(always)]
+    fn gt(self, a: __m512i, b: __m512i) -> __mmask16 {
+        // SAFETY: see the impl.
+        unsafe { _mm512_cmpgt_epi32_mask(a, b) }
+    }
+    #[inline(always)]
+    fn eq(self, a: __m512i, b: __m512i) -> __mmask16 {
+        // SAFETY: see the impl.
+        unsafe { _mm512_cmpeq_epi32_mask(a, b) }
+    }
+    #[inline(always)]
+    fn either(self, a: __mmask16, b: __mmask16) -> __mmask16 {
+        a | b
+    }
+    #[inline(always)]
+    fn select(self, m: __mmask16, t: __m512i, f: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_mask_blend_epi32(m, f, t) }
+    }
+    #[inline(always)]
+    fn add_f32(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe {
+            _mm512_castps_si512(_mm512_add_ps(
+                _mm512_castsi512_ps(a),
+                _mm512_castsi512_ps(b),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn int_to_f32_scaled(self, a: __m512i, scale: f32) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(scale))) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_f32(self, p: *const f32) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_castps_si512(_mm512_loadu_ps(p)) }
+    }
+    #[inline(always)]
+    unsafe fn load_f64_odd(self, p: *const f64) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe {
+            let (lo, lo_inexact) = truncate(_mm512_loadu_pd(p));
+            let (hi, hi_inexact) = truncate(_mm512_loadu_pd(p.add(8)));
+            let bits = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+            let inexact = lo_inexact as u16 | (hi_inexact as u16) << 8;
+            _mm512_mask_or_epi32(bits, inexact, bits, _mm512_set1_epi32(1))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_f32(self, p: *mut f32, v: __m512i) {
+        // SAFETY: see the impl.
+        unsafe { _mm512_storeu_ps(p, _mm512_castsi512_ps(v)) }
+    }
+    #[inline(always)]
+    unsafe fn store_f64(self, p: *mut f64, v: __m512i) {
+        // SAFETY: see the impl.
+        unsafe {
+            let lo = _mm256_castsi256_ps(_mm512_castsi512_si256(v));
+            let hi = _mm256_castsi256_ps(_mm512_extracti64x4_epi64::<1>(v));
+            _mm512_storeu_pd(p, _mm512_cvtps_pd(lo));
+            _mm512_storeu_pd(p.add(8), _mm512_cvtps_pd(hi));
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_u8(self, p: *const u8) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_cvtepu8_epi32(_mm_loadu_si128(p.cast())) }
+    }
+    #[inline(always)]
+    unsafe fn load_u16(self, p: *const u16) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_cvtepu16_epi32(_mm256_loadu_si256(p.cast())) }
+    }
+    #[inline(always)]
+    unsafe fn store_u8(self, p: *mut u8, v: __m512i) {
+        // SAFETY: see the impl.
+        unsafe { _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(v)) }
+    }
+    #[inline(always)]
+    unsafe fn store_u16(self, p: *mut u16, v: __m512i) {
+        // SAFETY: see the impl.
+        unsafe { _mm256_storeu_si256(p.cast(), _mm512_cvtepi32_epi16(v)) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_f16(self, p: *mut u16, x: __m512i, saturate: bool) {
+        if saturate {
+            const PLAN: NarrowPlan = NarrowPlan::of(&formats::F16);
+            // SAFETY: see the impl.
+            return unsafe { self.store_u16(p, kernel::narrow(self, &PLAN, x, true)) };
+        }
+        // SAFETY: see the impl (`FP16` promises AVX512-FP16).
+        unsafe {
+            let f = _mm512_castsi512_ps(x);
+            let h = if FP16 {
+                _mm256_castph_si256(_mm512_cvtxps_ph(f))
+            } else {
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+            };
+            _mm256_storeu_si256(p.cast(), h);
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_f16(self, p: *const u16) -> __m512i {
+        // SAFETY: see the impl (`FP16` promises AVX512-FP16).
+        unsafe {
+            let h = _mm256_loadu_si256(p.cast());
+            let f = if FP16 {
+                _mm512_cvtxph_ps(_mm256_castsi256_ph(h))
+            } else {
+                _mm512_cvtph_ps(h)
+            };
+            _mm512_castps_si512(f)
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_bf16(self, p: *mut u16, x: __m512i, saturate: bool) {
+        const PLAN: NarrowPlan = NarrowPlan::of(&formats::BF16);
+        let abs = self.and(x, self.splat(0x7fff_ffff));
+        // `vcvtneps2bf16` flushes subnormal inputs to zero, and its NaNs are not promised to
+        // match the engine's: a vector with either kind of lane takes the integer kernel.
+        let unusual = self.either(
+            self.gt(self.splat(0x0080_0000), abs),
+            self.gt(abs, self.splat(0x7f80_0000)),
+        );
+        if !BF16 || saturate || unusual != 0 {
+            // SAFETY: see the impl.
+            return unsafe { self.store_u16(p, kernel::narrow(self, &PLAN, x, saturate)) };
+        }
+        // SAFETY: see the impl (`BF16` promises AVX512-BF16).
+        unsafe {
+            let h = _mm512_cvtneps_pbh(_mm512_castsi512_ps(x));
+            _mm256_storeu_si256(p.cast(), core::mem::transmute::<__m256bh, __m256i>(h));
+        }
+    }
+}
+
+/// Truncates eight f64s to f32 (toward zero, so overflow gives ±MAX), with the lanes where
+/// that was inexact; NaN lanes compare unequal to everything and are left as converted.
+#[inline(always)]
+fn truncate(x: __m512d) -> (__m256i, __mmask8) {
+    // SAFETY: see the impl; only called from its methods.
+    unsafe {
+        let t = _mm512_cvt_roundpd_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x);
+        let inexact = _mm512_cmp_pd_mask::<_CMP_NEQ_OQ>(_mm512_cvtps_pd(t), x);
+        (_mm256_castps_si256(t), inexact)
+    }
+}
+
+/// Whether this CPU has AVX-512 F and BW and F16C.
+pub(crate) fn available() -> bool {
+    std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("f16c")
+}
+
+/// Whether this CPU also has AVX512-BF16.
+pub(crate) fn bf16_available() -> bool {
+    available() && std::is_x86_feature_detected!("avx512bf16")
+}
+
+/// Whether this CPU also has AVX512-BF16 and AVX512-FP16.
+pub(crate) fn fp16_available() -> bool {
+    bf16_available() && std::is_x86_feature_detected!("avx512fp16")
+}
+
+super::entry_points!(
+    plain,
+    "avx512f,avx512bw,avx2,f16c",
+    Avx512::<false, false>(())
+);
+super::entry_points!(
+    with_bf16,
+    "avx512f,avx512bw,avx2,f16c,avx512bf16",
+    Avx512::<true, false>(())
+);
+super::entry_points!(
+    with_fp16,
+    "avx512f,avx512bw,avx2,f16c,avx512bf16,avx512fp16",
+    Avx512::<true, true>(())
+);

@@ -1,0 +1,120 @@
+//! The vector conversion paths: the kernels written once over a small lane interface
+//! ([`isa::Isa`]), and one implementation of it per instruction set.
+//!
+//! This is one of the two places in the crate with `unsafe` (the other is [`crate::hw`]):
+//! intrinsics, unaligned loads and stores, and calls into `#[target_feature]` functions. Every
+//! call into a path goes through [`narrow_f32`] and friends below, which check that the CPU
+//! has the path first (a cached bit test), so no instruction the CPU lacks is ever reached.
+#![allow(unsafe_code)]
+
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+mod avx2;
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+mod avx512;
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+mod isa;
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+mod kernel;
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+mod plan;
+
+use crate::LowpFloat;
+use crate::bulk::Path;
+
+/// Defines, in a module `$name`, the four entry points of a path: the generic kernels
+/// compiled with the path's target features, with its token.
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+macro_rules! entry_points {
+    ($name:ident, $features:literal, $token:expr) => {
+        pub(crate) mod $name {
+            use super::*;
+
+            /// Rounds f32s to nearest even into `dst` (equal lengths).
+            #[target_feature(enable = $features)]
+            pub(crate) fn narrow_f32<T: LowpFloat>(src: &[f32], dst: &mut [T], saturate: bool) {
+                kernel::narrow_f32($token, src, dst, saturate)
+            }
+            /// Rounds f64s to nearest even into `dst` (equal lengths).
+            #[target_feature(enable = $features)]
+            pub(crate) fn narrow_f64<T: LowpFloat>(src: &[f64], dst: &mut [T], saturate: bool) {
+                kernel::narrow_f64($token, src, dst, saturate)
+            }
+            /// Widens to f32 (equal lengths).
+            #[target_feature(enable = $features)]
+            pub(crate) fn widen_f32<T: LowpFloat>(src: &[T], dst: &mut [f32]) {
+                kernel::widen_f32($token, src, dst)
+            }
+            /// Widens to f64 (equal lengths).
+            #[target_feature(enable = $features)]
+            pub(crate) fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
+                kernel::widen_f64($token, src, dst)
+            }
+        }
+    };
+}
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+use entry_points;
+
+/// Whether the CPU can run `path` (uncached; [`Path::is_supported`] caches it).
+pub(crate) fn cpu_has(path: Path) -> bool {
+    #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        match path {
+            Path::Portable => true,
+            Path::F16c => avx2::available(),
+            Path::Avx512 => avx512::available(),
+            Path::Avx512Bf16 => avx512::bf16_available(),
+            Path::Avx512Fp16 => avx512::fp16_available(),
+        }
+    }
+    #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
+    {
+        path == Path::Portable
+    }
+}
+
+/// Generates a dispatcher: runs the entry point of a supported vector `path` and answers
+/// true, or answers false (for the portable path, or one the CPU lacks) having done nothing.
+macro_rules! dispatch {
+    ($(#[$doc:meta])* $fn:ident<$T:ident>($($arg:ident: $ty:ty),*)) => {
+        $(#[$doc])*
+        #[allow(unused_variables)]
+        pub(crate) fn $fn<$T: LowpFloat>(path: Path, $($arg: $ty),*) -> bool {
+            if path == Path::Portable || !path.is_supported() {
+                return false;
+            }
+            #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+            // SAFETY: the CPU has every feature of `path`, checked just above, and each entry
+            // point is compiled for exactly the features of its path.
+            unsafe {
+                match path {
+                    Path::Portable => return false,
+                    Path::F16c => avx2::path::$fn($($arg),*),
+                    Path::Avx512 => avx512::plain::$fn($($arg),*),
+                    Path::Avx512Bf16 => avx512::with_bf16::$fn($($arg),*),
+                    Path::Avx512Fp16 => avx512::with_fp16::$fn($($arg),*),
+                }
+                return true;
+            }
+            #[allow(unreachable_code)]
+            false
+        }
+    };
+}
+
+dispatch!(
+    /// Rounds f32s into `dst` on `path` (equal lengths).
+    narrow_f32<T>(src: &[f32], dst: &mut [T], saturate: bool)
+);
+dispatch!(
+    /// Rounds f64s into `dst` on `path` (equal lengths).
+    narrow_f64<T>(src: &[f64], dst: &mut [T], saturate: bool)
+);
+dispatch!(
+    /// Widens into f32s on `path` (equal lengths).
+    widen_f32<T>(src: &[T], dst: &mut [f32])
+);
+dispatch!(
+    /// Widens into f64s on `path` (equal lengths).
+    widen_f64<T>(src: &[T], dst: &mut [f64])
+);
