@@ -75,6 +75,18 @@ fn bits<T: LowpFloat>(v: &[T]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits_u32()).collect()
 }
 
+/// Asserts two results are the same bits, naming the first difference (not printing both).
+#[track_caller]
+fn assert_same(got: &[u32], want: &[u32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+        panic!(
+            "{what}: element {i} is {:#x}, expected {:#x}",
+            got[i], want[i]
+        );
+    }
+}
+
 #[test]
 fn paths_are_listed_and_portable_always_runs() {
     assert!(Path::Portable.is_supported());
@@ -259,15 +271,15 @@ fn slice_methods_match_scalar_conversions() {
     for_all_formats!(T => {
         let mut dst = vec![T::default(); src.len()];
         dst.convert_from_f32_slice(&src);
-        assert_eq!(bits(&dst), bits(&src.iter().map(|&x| T::from_f32(x)).collect::<Vec<_>>()));
+        assert_same(&bits(&dst), &bits(&src.iter().map(|&x| T::from_f32(x)).collect::<Vec<_>>()), T::FORMAT.name);
         dst.convert_from_f32_slice_saturating(&src);
-        assert_eq!(bits(&dst), bits(&src.iter().map(|&x| T::from_f32_saturating(x)).collect::<Vec<_>>()));
+        assert_same(&bits(&dst), &bits(&src.iter().map(|&x| T::from_f32_saturating(x)).collect::<Vec<_>>()), T::FORMAT.name);
         dst.convert_from_f64_slice(&src64);
-        assert_eq!(bits(&dst), bits(&src64.iter().map(|&x| T::from_f64(x)).collect::<Vec<_>>()));
+        assert_same(&bits(&dst), &bits(&src64.iter().map(|&x| T::from_f64(x)).collect::<Vec<_>>()), T::FORMAT.name);
         dst.convert_from_f64_slice_saturating(&src64);
-        assert_eq!(bits(&dst), bits(&src64.iter().map(|&x| T::from_f64_saturating(x)).collect::<Vec<_>>()));
-        assert_eq!(bits(&Vec::<T>::from_f32_slice(&src)), bits(&src.iter().map(|&x| T::from_f32(x)).collect::<Vec<_>>()));
-        assert_eq!(bits(&Vec::<T>::from_f64_slice_saturating(&src64)), bits(&src64.iter().map(|&x| T::from_f64_saturating(x)).collect::<Vec<_>>()));
+        assert_same(&bits(&dst), &bits(&src64.iter().map(|&x| T::from_f64_saturating(x)).collect::<Vec<_>>()), T::FORMAT.name);
+        assert_same(&bits(&Vec::<T>::from_f32_slice(&src)), &bits(&src.iter().map(|&x| T::from_f32(x)).collect::<Vec<_>>()), T::FORMAT.name);
+        assert_same(&bits(&Vec::<T>::from_f64_slice_saturating(&src64)), &bits(&src64.iter().map(|&x| T::from_f64_saturating(x)).collect::<Vec<_>>()), T::FORMAT.name);
         let wide = dst.to_f32_vec();
         assert!(wide.iter().zip(&dst).all(|(w, d)| w.to_bits() == d.to_f32().to_bits()));
         let wide = dst.to_f64_vec();
@@ -282,15 +294,15 @@ fn between_formats_rounds_once() {
         let mut dst = vec![T::default(); all.len()];
         dst.convert_from_slice(&all);
         let want: Vec<T> = all.iter().map(|x| x.convert::<T>()).collect();
-        assert_eq!(bits(&dst), bits(&want), "f16 to {}", T::FORMAT.name);
+        assert_same(&bits(&dst), &bits(&want), &format!("f16 to {}", T::FORMAT.name));
         dst.convert_from_slice_saturating(&all);
         let want: Vec<T> = all.iter().map(|x| x.convert_saturating::<T>()).collect();
-        assert_eq!(bits(&dst), bits(&want), "f16 to {} saturating", T::FORMAT.name);
+        assert_same(&bits(&dst), &bits(&want), &format!("f16 to {} saturating", T::FORMAT.name));
         // And back: every value of T into bf16.
         let values = every_value::<T>();
         let b: Vec<bf16> = values.to_vec_of();
-        assert_eq!(bits(&b), bits(&values.iter().map(|x| x.convert::<bf16>()).collect::<Vec<_>>()));
-        assert_eq!(bits(&Vec::<bf16>::from_slice_of(&values)), bits(&b));
+        assert_same(&bits(&b), &bits(&values.iter().map(|x| x.convert::<bf16>()).collect::<Vec<_>>()), T::FORMAT.name);
+        assert_same(&bits(&Vec::<bf16>::from_slice_of(&values)), &bits(&b), T::FORMAT.name);
     });
 }
 
@@ -302,18 +314,18 @@ fn stochastic_rounding_uses_the_documented_bits() {
         let mut a = vec![T::default(); src.len()];
         a.convert_from_f32_slice_stochastic(&src, 42);
         let want: Vec<T> = src.iter().enumerate().map(|(i, &x)| T::from_f32_round(x, Rounding::Stochastic(random_bits(42, i as u64)))).collect();
-        assert_eq!(bits(&a), bits(&want));
+        assert_same(&bits(&a), &bits(&want), T::FORMAT.name);
         a.convert_from_f32_slice_stochastic_saturating(&src, 42);
         let want: Vec<T> = src.iter().enumerate().map(|(i, &x)| T::from_f32_round_saturating(x, Rounding::Stochastic(random_bits(42, i as u64)))).collect();
-        assert_eq!(bits(&a), bits(&want));
+        assert_same(&bits(&a), &bits(&want), T::FORMAT.name);
         a.convert_from_f64_slice_stochastic(&src64, 7);
         let want: Vec<T> = src64.iter().enumerate().map(|(i, &x)| T::from_f64_round(x, Rounding::Stochastic(random_bits(7, i as u64)))).collect();
-        assert_eq!(bits(&a), bits(&want));
+        assert_same(&bits(&a), &bits(&want), T::FORMAT.name);
         a.convert_from_f64_slice_stochastic_saturating(&src64, 7);
         let want: Vec<T> = src64.iter().enumerate().map(|(i, &x)| T::from_f64_round_saturating(x, Rounding::Stochastic(random_bits(7, i as u64)))).collect();
-        assert_eq!(bits(&a), bits(&want));
-        assert_eq!(bits(&Vec::<T>::from_f32_slice_stochastic(&src, 3)), bits(&Vec::<T>::from_f32_slice_stochastic(&src, 3)));
-        assert_eq!(bits(&Vec::<T>::from_f64_slice_stochastic(&src64, 3)).len(), src.len());
+        assert_same(&bits(&a), &bits(&want), T::FORMAT.name);
+        assert_same(&bits(&Vec::<T>::from_f32_slice_stochastic(&src, 3)), &bits(&Vec::<T>::from_f32_slice_stochastic(&src, 3)), T::FORMAT.name);
+        assert_eq!(Vec::<T>::from_f64_slice_stochastic(&src64, 3).len(), src.len());
     });
 }
 
@@ -388,17 +400,17 @@ fn parallel_conversions_equal_the_serial_ones() {
     for_all_formats!(T => {
         let mut par = vec![T::default(); n];
         par.par_convert_from_f32_slice(&src);
-        assert_eq!(bits(&par), bits(&Vec::<T>::from_f32_slice(&src)));
+        assert_same(&bits(&par), &bits(&Vec::<T>::from_f32_slice(&src)), T::FORMAT.name);
         par.par_convert_from_f32_slice_saturating(&src);
-        assert_eq!(bits(&par), bits(&Vec::<T>::from_f32_slice_saturating(&src)));
+        assert_same(&bits(&par), &bits(&Vec::<T>::from_f32_slice_saturating(&src)), T::FORMAT.name);
         par.par_convert_from_f64_slice(&src64);
-        assert_eq!(bits(&par), bits(&Vec::<T>::from_f64_slice(&src64)));
+        assert_same(&bits(&par), &bits(&Vec::<T>::from_f64_slice(&src64)), T::FORMAT.name);
         par.par_convert_from_f64_slice_saturating(&src64);
-        assert_eq!(bits(&par), bits(&Vec::<T>::from_f64_slice_saturating(&src64)));
+        assert_same(&bits(&par), &bits(&Vec::<T>::from_f64_slice_saturating(&src64)), T::FORMAT.name);
         par.par_convert_from_f32_slice_stochastic(&src, 5);
-        assert_eq!(bits(&par), bits(&Vec::<T>::from_f32_slice_stochastic(&src, 5)));
+        assert_same(&bits(&par), &bits(&Vec::<T>::from_f32_slice_stochastic(&src, 5)), T::FORMAT.name);
         par.par_convert_from_f64_slice_stochastic(&src64, 5);
-        assert_eq!(bits(&par), bits(&Vec::<T>::from_f64_slice_stochastic(&src64, 5)));
+        assert_same(&bits(&par), &bits(&Vec::<T>::from_f64_slice_stochastic(&src64, 5)), T::FORMAT.name);
         let mut wide = vec![0f32; n];
         par.par_convert_to_f32_slice(&mut wide);
         assert!(wide.iter().zip(par.to_f32_vec()).all(|(a, b)| a.to_bits() == b.to_bits()));
@@ -415,4 +427,31 @@ fn parallel_length_mismatch_panics() {
     use lowp::bulk::LowpParSliceExt;
     let mut dst = [f16::ZERO; 9];
     dst.par_convert_from_f32_slice(&[0.0; 10]);
+}
+
+#[test]
+fn outputs_past_the_streaming_threshold_match_too() {
+    // Outputs from 8 MiB on are written with non-temporal stores after a head that brings the
+    // destination to a 64-byte boundary; start one element in to make the head non-empty.
+    let n = (9 << 20) + 37;
+    let src: Vec<f32> = (0..n as u32 + 1)
+        .map(|i| f32::from_bits(i.wrapping_mul(2_654_435_761)))
+        .collect();
+    for_all_formats!(T => {
+        let len = (9 << 20) / size_of::<T>() + 37;
+        let src = &src[1..len + 1];
+        let mut out = vec![T::default(); len + 1];
+        for path in Path::supported() {
+            path.convert_from_f32_slice(&mut out[1..], src).unwrap();
+            let want: Vec<u32> = src.iter().map(|&x| T::from_f32_const(x).to_bits_u32()).collect();
+            assert_same(&bits(&out[1..]), &want, &format!("{} {path} streaming", T::FORMAT.name));
+            // Widening into an f32 buffer over the threshold.
+            let wide_len = ((9 << 20) / 4).min(len);
+            let mut wide = vec![0f32; wide_len + 1];
+            path.convert_to_f32_slice(&out[1..wide_len + 1], &mut wide[1..]).unwrap();
+            let got: Vec<u32> = wide[1..].iter().map(|x| x.to_bits()).collect();
+            let want: Vec<u32> = out[1..wide_len + 1].iter().map(|x| x.to_f32_const().to_bits()).collect();
+            assert_same(&got, &want, &format!("{} {path} streaming widen", T::FORMAT.name));
+        }
+    });
 }

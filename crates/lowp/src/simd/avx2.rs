@@ -87,6 +87,26 @@ impl Isa for Avx2 {
         }
     }
     #[inline(always)]
+    fn sub_f32(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe {
+            _mm256_castps_si256(_mm256_sub_ps(
+                _mm256_castsi256_ps(a),
+                _mm256_castsi256_ps(b),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn mul_f32(self, a: __m256i, scale: f32) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(a), _mm256_set1_ps(scale))) }
+    }
+    #[inline(always)]
+    fn max(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: see the impl.
+        unsafe { _mm256_max_epi32(a, b) }
+    }
+    #[inline(always)]
     fn int_to_f32_scaled(self, a: __m256i, scale: f32) -> __m256i {
         // SAFETY: see the impl.
         unsafe { _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(scale))) }
@@ -107,18 +127,30 @@ impl Isa for Avx2 {
         }
     }
     #[inline(always)]
-    unsafe fn store_f32(self, p: *mut f32, v: __m256i) {
+    unsafe fn store_f32<const STREAM: bool>(self, p: *mut f32, v: __m256i) {
         // SAFETY: see the impl.
-        unsafe { _mm256_storeu_ps(p, _mm256_castsi256_ps(v)) }
+        unsafe { store::<STREAM>(p.cast(), v) }
     }
     #[inline(always)]
-    unsafe fn store_f64(self, p: *mut f64, v: __m256i) {
+    unsafe fn store_f64<const STREAM: bool>(self, p: *mut f64, v: __m256i) {
         // SAFETY: see the impl.
         unsafe {
             let f = _mm256_castsi256_ps(v);
-            _mm256_storeu_pd(p, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
-            _mm256_storeu_pd(p.add(4), _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)));
+            let lo = _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+            let hi = _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)));
+            store::<STREAM>(p.cast(), lo);
+            store::<STREAM>(p.add(4).cast(), hi);
         }
+    }
+    #[inline(always)]
+    fn fence(self) {
+        // SAFETY: see the impl.
+        unsafe { _mm_sfence() }
+    }
+    #[inline(always)]
+    fn prefetch<P>(self, p: *const P) {
+        // SAFETY: see the impl; a prefetch never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
     }
     #[inline(always)]
     unsafe fn load_u8(self, p: *const u8) -> __m256i {
@@ -131,44 +163,66 @@ impl Isa for Avx2 {
         unsafe { _mm256_cvtepu16_epi32(_mm_loadu_si128(p.cast())) }
     }
     #[inline(always)]
-    unsafe fn store_u8(self, p: *mut u8, v: __m256i) {
+    unsafe fn store_u8x4<const STREAM: bool>(self, p: *mut u8, v: [__m256i; 4]) {
         // SAFETY: see the impl.
         unsafe {
-            // Lanes 0-3 land in bytes 0-3, lanes 4-7 in bytes 16-19; gather those two dwords.
-            let w = _mm256_packus_epi32(v, v);
-            let b = _mm256_packus_epi16(w, w);
-            let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
-            _mm_storel_epi64(p.cast(), _mm256_castsi256_si128(b));
+            // Packing works within 128-bit halves: bytes come out as a0-3 b0-3 c0-3 d0-3 |
+            // a4-7 b4-7 c4-7 d4-7, and one dword permutation puts them in order.
+            let ab = _mm256_packus_epi32(v[0], v[1]);
+            let cd = _mm256_packus_epi32(v[2], v[3]);
+            let bytes = _mm256_packus_epi16(ab, cd);
+            let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+            store::<STREAM>(p.cast(), _mm256_permutevar8x32_epi32(bytes, order));
         }
     }
     #[inline(always)]
-    unsafe fn store_u16(self, p: *mut u16, v: __m256i) {
+    unsafe fn store_u16x4<const STREAM: bool>(self, p: *mut u16, v: [__m256i; 4]) {
         // SAFETY: see the impl.
         unsafe {
-            let w = _mm256_packus_epi32(v, v);
-            let w = _mm256_permute4x64_epi64::<0b1000>(w);
-            _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(w));
+            // a0-3 b0-3 | a4-7 b4-7 as words; swapping the middle quadwords orders them.
+            let ab = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(v[0], v[1]));
+            let cd = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(v[2], v[3]));
+            store::<STREAM>(p.cast(), ab);
+            store::<STREAM>(p.add(16).cast(), cd);
         }
     }
 
     #[inline(always)]
-    unsafe fn store_f16(self, p: *mut u16, x: __m256i, saturate: bool) {
+    unsafe fn store_f16x4<const STREAM: bool>(self, p: *mut u16, x: [__m256i; 4], saturate: bool) {
         if saturate {
             const PLAN: super::plan::NarrowPlan =
                 super::plan::NarrowPlan::of(&crate::format::formats::F16);
             // SAFETY: see the impl.
-            return unsafe { self.store_u16(p, kernel::narrow(self, &PLAN, x, true)) };
+            return unsafe { self.store_u16x4::<STREAM>(p, kernel::narrow4(self, &PLAN, x, true)) };
         }
         // SAFETY: see the impl.
         unsafe {
-            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(x));
-            _mm_storeu_si128(p.cast(), h);
+            let h =
+                |v: __m256i| _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(v));
+            store::<STREAM>(p.cast(), _mm256_set_m128i(h(x[1]), h(x[0])));
+            store::<STREAM>(p.add(16).cast(), _mm256_set_m128i(h(x[3]), h(x[2])));
         }
     }
     #[inline(always)]
     unsafe fn load_f16(self, p: *const u16) -> __m256i {
         // SAFETY: see the impl.
         unsafe { _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128(p.cast()))) }
+    }
+}
+
+/// Stores 32 bytes, non-temporally with `STREAM`.
+///
+/// # Safety
+/// `p` must be valid for writing 32 bytes, and 32-byte aligned if `STREAM`.
+#[inline(always)]
+unsafe fn store<const STREAM: bool>(p: *mut __m256i, v: __m256i) {
+    // SAFETY: see the impl; only called from its methods, with their callers' guarantees.
+    unsafe {
+        if STREAM {
+            _mm256_stream_si256(p, v)
+        } else {
+            _mm256_storeu_si256(p, v)
+        }
     }
 }
 

@@ -92,6 +92,26 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         }
     }
     #[inline(always)]
+    fn sub_f32(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe {
+            _mm512_castps_si512(_mm512_sub_ps(
+                _mm512_castsi512_ps(a),
+                _mm512_castsi512_ps(b),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn mul_f32(self, a: __m512i, scale: f32) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(a), _mm512_set1_ps(scale))) }
+    }
+    #[inline(always)]
+    fn max(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: see the impl.
+        unsafe { _mm512_max_epi32(a, b) }
+    }
+    #[inline(always)]
     fn int_to_f32_scaled(self, a: __m512i, scale: f32) -> __m512i {
         // SAFETY: see the impl.
         unsafe { _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(scale))) }
@@ -114,19 +134,29 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         }
     }
     #[inline(always)]
-    unsafe fn store_f32(self, p: *mut f32, v: __m512i) {
+    unsafe fn store_f32<const STREAM: bool>(self, p: *mut f32, v: __m512i) {
         // SAFETY: see the impl.
-        unsafe { _mm512_storeu_ps(p, _mm512_castsi512_ps(v)) }
+        unsafe { store::<STREAM>(p.cast(), v) }
     }
     #[inline(always)]
-    unsafe fn store_f64(self, p: *mut f64, v: __m512i) {
+    unsafe fn store_f64<const STREAM: bool>(self, p: *mut f64, v: __m512i) {
         // SAFETY: see the impl.
         unsafe {
             let lo = _mm256_castsi256_ps(_mm512_castsi512_si256(v));
             let hi = _mm256_castsi256_ps(_mm512_extracti64x4_epi64::<1>(v));
-            _mm512_storeu_pd(p, _mm512_cvtps_pd(lo));
-            _mm512_storeu_pd(p.add(8), _mm512_cvtps_pd(hi));
+            store::<STREAM>(p.cast(), _mm512_castpd_si512(_mm512_cvtps_pd(lo)));
+            store::<STREAM>(p.add(8).cast(), _mm512_castpd_si512(_mm512_cvtps_pd(hi)));
         }
+    }
+    #[inline(always)]
+    fn fence(self) {
+        // SAFETY: see the impl.
+        unsafe { _mm_sfence() }
+    }
+    #[inline(always)]
+    fn prefetch<P>(self, p: *const P) {
+        // SAFETY: see the impl; a prefetch never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
     }
     #[inline(always)]
     unsafe fn load_u8(self, p: *const u8) -> __m512i {
@@ -139,32 +169,49 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         unsafe { _mm512_cvtepu16_epi32(_mm256_loadu_si256(p.cast())) }
     }
     #[inline(always)]
-    unsafe fn store_u8(self, p: *mut u8, v: __m512i) {
+    unsafe fn store_u8x4<const STREAM: bool>(self, p: *mut u8, v: [__m512i; 4]) {
         // SAFETY: see the impl.
-        unsafe { _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(v)) }
+        unsafe {
+            let mut all = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(v[0]));
+            all = _mm512_inserti32x4::<1>(all, _mm512_cvtepi32_epi8(v[1]));
+            all = _mm512_inserti32x4::<2>(all, _mm512_cvtepi32_epi8(v[2]));
+            all = _mm512_inserti32x4::<3>(all, _mm512_cvtepi32_epi8(v[3]));
+            store::<STREAM>(p.cast(), all);
+        }
     }
     #[inline(always)]
-    unsafe fn store_u16(self, p: *mut u16, v: __m512i) {
+    unsafe fn store_u16x4<const STREAM: bool>(self, p: *mut u16, v: [__m512i; 4]) {
         // SAFETY: see the impl.
-        unsafe { _mm256_storeu_si256(p.cast(), _mm512_cvtepi32_epi16(v)) }
+        unsafe {
+            let pair = |a: __m512i, b: __m512i| {
+                let lo = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(a));
+                _mm512_inserti64x4::<1>(lo, _mm512_cvtepi32_epi16(b))
+            };
+            store::<STREAM>(p.cast(), pair(v[0], v[1]));
+            store::<STREAM>(p.add(32).cast(), pair(v[2], v[3]));
+        }
     }
 
     #[inline(always)]
-    unsafe fn store_f16(self, p: *mut u16, x: __m512i, saturate: bool) {
+    unsafe fn store_f16x4<const STREAM: bool>(self, p: *mut u16, x: [__m512i; 4], saturate: bool) {
         if saturate {
             const PLAN: NarrowPlan = NarrowPlan::of(&formats::F16);
             // SAFETY: see the impl.
-            return unsafe { self.store_u16(p, kernel::narrow(self, &PLAN, x, true)) };
+            return unsafe { self.store_u16x4::<STREAM>(p, kernel::narrow4(self, &PLAN, x, true)) };
         }
         // SAFETY: see the impl (`FP16` promises AVX512-FP16).
         unsafe {
-            let f = _mm512_castsi512_ps(x);
-            let h = if FP16 {
-                _mm256_castph_si256(_mm512_cvtxps_ph(f))
-            } else {
-                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+            let h = |v: __m512i| {
+                let f = _mm512_castsi512_ps(v);
+                if FP16 {
+                    _mm256_castph_si256(_mm512_cvtxps_ph(f))
+                } else {
+                    _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+                }
             };
-            _mm256_storeu_si256(p.cast(), h);
+            let pair = |a, b| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h(a)), h(b));
+            store::<STREAM>(p.cast(), pair(x[0], x[1]));
+            store::<STREAM>(p.add(32).cast(), pair(x[2], x[3]));
         }
     }
     #[inline(always)]
@@ -181,23 +228,48 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         }
     }
     #[inline(always)]
-    unsafe fn store_bf16(self, p: *mut u16, x: __m512i, saturate: bool) {
+    unsafe fn store_bf16x4<const STREAM: bool>(self, p: *mut u16, x: [__m512i; 4], saturate: bool) {
         const PLAN: NarrowPlan = NarrowPlan::of(&formats::BF16);
-        let abs = self.and(x, self.splat(0x7fff_ffff));
         // `vcvtneps2bf16` flushes subnormal inputs to zero, and its NaNs are not promised to
-        // match the engine's: a vector with either kind of lane takes the integer kernel.
-        let unusual = self.either(
-            self.gt(self.splat(0x0080_0000), abs),
-            self.gt(abs, self.splat(0x7f80_0000)),
-        );
-        if !BF16 || saturate || unusual != 0 {
+        // match the engine's: a block with either kind of lane takes the integer kernel.
+        let unusual = |v| {
+            let abs = self.and(v, self.splat(0x7fff_ffff));
+            self.either(
+                self.gt(self.splat(0x0080_0000), abs),
+                self.gt(abs, self.splat(0x7f80_0000)),
+            )
+        };
+        let any = unusual(x[0]) | unusual(x[1]) | unusual(x[2]) | unusual(x[3]);
+        if !BF16 || saturate || any != 0 {
             // SAFETY: see the impl.
-            return unsafe { self.store_u16(p, kernel::narrow(self, &PLAN, x, saturate)) };
+            return unsafe {
+                self.store_u16x4::<STREAM>(p, kernel::narrow4(self, &PLAN, x, saturate))
+            };
         }
         // SAFETY: see the impl (`BF16` promises AVX512-BF16).
         unsafe {
-            let h = _mm512_cvtneps_pbh(_mm512_castsi512_ps(x));
-            _mm256_storeu_si256(p.cast(), core::mem::transmute::<__m256bh, __m256i>(h));
+            let pair = |a: __m512i, b: __m512i| {
+                let h = _mm512_cvtne2ps_pbh(_mm512_castsi512_ps(b), _mm512_castsi512_ps(a));
+                core::mem::transmute::<__m512bh, __m512i>(h)
+            };
+            store::<STREAM>(p.cast(), pair(x[0], x[1]));
+            store::<STREAM>(p.add(32).cast(), pair(x[2], x[3]));
+        }
+    }
+}
+
+/// Stores 64 bytes, non-temporally with `STREAM`.
+///
+/// # Safety
+/// `p` must be valid for writing 64 bytes, and 64-byte aligned if `STREAM`.
+#[inline(always)]
+unsafe fn store<const STREAM: bool>(p: *mut __m512i, v: __m512i) {
+    // SAFETY: see the impl; only called from its methods, with their callers' guarantees.
+    unsafe {
+        if STREAM {
+            _mm512_stream_si512(p, v)
+        } else {
+            _mm512_storeu_si512(p, v)
         }
     }
 }

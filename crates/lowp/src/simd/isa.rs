@@ -41,6 +41,12 @@ pub(crate) trait Isa: Copy {
     fn select(self, m: Self::M, t: Self::V, f: Self::V) -> Self::V;
     /// Lanes as f32, added as f32 (rounding to nearest even), as bits.
     fn add_f32(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lanes as f32, `a - b` as f32, as bits.
+    fn sub_f32(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lanes as f32, multiplied by `scale`, as bits.
+    fn mul_f32(self, a: Self::V, scale: f32) -> Self::V;
+    /// The larger of each pair of lanes, as signed integers.
+    fn max(self, a: Self::V, b: Self::V) -> Self::V;
     /// Lanes as integers, converted to f32 and multiplied by `scale`, as bits.
     fn int_to_f32_scaled(self, a: Self::V, scale: f32) -> Self::V;
 
@@ -55,16 +61,20 @@ pub(crate) trait Isa: Copy {
     /// # Safety
     /// `p` must be valid for reading `LANES` f64s.
     unsafe fn load_f64_odd(self, p: *const f64) -> Self::V;
-    /// Stores lanes (f32 bits) as f32s.
+    /// Stores lanes (f32 bits) as f32s; with `STREAM`, non-temporally.
     ///
     /// # Safety
-    /// `p` must be valid for writing `LANES` f32s.
-    unsafe fn store_f32(self, p: *mut f32, v: Self::V);
-    /// Stores lanes (f32 bits) as f64s, exactly.
+    /// `p` must be valid for writing `LANES` f32s, and 64-byte aligned if `STREAM`.
+    unsafe fn store_f32<const STREAM: bool>(self, p: *mut f32, v: Self::V);
+    /// Stores lanes (f32 bits) as f64s, exactly; with `STREAM`, non-temporally.
     ///
     /// # Safety
-    /// `p` must be valid for writing `LANES` f64s.
-    unsafe fn store_f64(self, p: *mut f64, v: Self::V);
+    /// `p` must be valid for writing `LANES` f64s, and 64-byte aligned if `STREAM`.
+    unsafe fn store_f64<const STREAM: bool>(self, p: *mut f64, v: Self::V);
+    /// Orders the non-temporal stores before whatever follows.
+    fn fence(self);
+    /// Asks for the cache line at `p` to be fetched (a hint: any address is harmless).
+    fn prefetch<P>(self, p: *const P);
     /// Loads bytes, zero-extended.
     ///
     /// # Safety
@@ -75,37 +85,40 @@ pub(crate) trait Isa: Copy {
     /// # Safety
     /// `p` must be valid for reading `LANES` words.
     unsafe fn load_u16(self, p: *const u16) -> Self::V;
-    /// Stores lanes (each below 256) as bytes.
+    /// Stores four vectors of lanes (each below 256) as `4 * LANES` bytes; with `STREAM`,
+    /// non-temporally.
     ///
     /// # Safety
-    /// `p` must be valid for writing `LANES` bytes.
-    unsafe fn store_u8(self, p: *mut u8, v: Self::V);
-    /// Stores lanes (each below 65536) as 16-bit words.
+    /// `p` must be valid for writing `4 * LANES` bytes, and 64-byte aligned if `STREAM`.
+    unsafe fn store_u8x4<const STREAM: bool>(self, p: *mut u8, v: [Self::V; 4]);
+    /// Stores four vectors of lanes (each below 65536) as `4 * LANES` words; with `STREAM`,
+    /// non-temporally.
     ///
     /// # Safety
-    /// `p` must be valid for writing `LANES` words.
-    unsafe fn store_u16(self, p: *mut u16, v: Self::V);
+    /// `p` must be valid for writing `4 * LANES` words, and 64-byte aligned if `STREAM`.
+    unsafe fn store_u16x4<const STREAM: bool>(self, p: *mut u16, v: [Self::V; 4]);
 
-    /// Rounds f32 lanes to f16 and stores them; an instruction set with a conversion
-    /// instruction overrides this.
+    /// Rounds four vectors of f32 lanes to f16 and stores them; an instruction set with a
+    /// conversion instruction overrides this.
     ///
     /// # Safety
-    /// `p` must be valid for writing `LANES` words.
+    /// As for [`Isa::store_u16x4`].
     #[inline(always)]
-    unsafe fn store_f16(self, p: *mut u16, x: Self::V, saturate: bool) {
+    unsafe fn store_f16x4<const STREAM: bool>(self, p: *mut u16, x: [Self::V; 4], saturate: bool) {
         const PLAN: NarrowPlan = NarrowPlan::of(&formats::F16);
         // SAFETY: the caller's guarantee is this method's.
-        unsafe { self.store_u16(p, kernel::narrow(self, &PLAN, x, saturate)) }
+        unsafe { self.store_u16x4::<STREAM>(p, kernel::narrow4(self, &PLAN, x, saturate)) }
     }
-    /// Rounds f32 lanes to bf16 and stores them; overridden where there is an instruction.
+    /// Rounds four vectors of f32 lanes to bf16 and stores them; overridden where there is an
+    /// instruction.
     ///
     /// # Safety
-    /// `p` must be valid for writing `LANES` words.
+    /// As for [`Isa::store_u16x4`].
     #[inline(always)]
-    unsafe fn store_bf16(self, p: *mut u16, x: Self::V, saturate: bool) {
+    unsafe fn store_bf16x4<const STREAM: bool>(self, p: *mut u16, x: [Self::V; 4], saturate: bool) {
         const PLAN: NarrowPlan = NarrowPlan::of(&formats::BF16);
         // SAFETY: the caller's guarantee is this method's.
-        unsafe { self.store_u16(p, kernel::narrow(self, &PLAN, x, saturate)) }
+        unsafe { self.store_u16x4::<STREAM>(p, kernel::narrow4(self, &PLAN, x, saturate)) }
     }
     /// Loads f16s and widens them to f32 bits; overridden where there is an instruction.
     ///

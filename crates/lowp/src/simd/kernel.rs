@@ -2,7 +2,7 @@
 //! slices.
 
 use super::isa::Isa;
-use super::plan::{Below, NanCode, NarrowPlan, Special, WidenPlan, same};
+use super::plan::{Below, Method, NanCode, NarrowPlan, Special, WidenPlan, same};
 use crate::LowpFloat;
 use crate::format::formats;
 
@@ -16,29 +16,44 @@ use crate::format::formats;
 pub(crate) fn narrow<I: Isa>(isa: I, plan: &NarrowPlan, x: I::V, saturate: bool) -> I::V {
     let s = |v| isa.splat(v);
     let abs = isa.and(x, s(0x7fff_ffff));
-    // The normal range: add just under half an ulp plus the kept last bit, shift, rebias.
-    let parity = if plan.parity {
-        isa.and(isa.shr(abs, plan.shift), s(1))
-    } else {
-        s(1)
-    };
-    let rounded = isa.shr(
-        isa.add(isa.add(abs, s(plan.round_bias)), parity),
-        plan.shift,
-    );
-    let mut code = isa.sub(rounded, s(plan.rebias));
-    let below = isa.gt(s(plan.low), abs);
-    match plan.below {
-        Below::Nothing => {}
-        Below::Subnormal { magic } => {
-            let sub = isa.sub(isa.add_f32(abs, s(magic)), s(magic));
-            code = isa.select(below, sub, code);
-        }
-        Below::Clamp { up_from } => {
-            let up = isa.gt(abs, s(up_from - 1));
-            code = isa.select(below, isa.select(up, s(1), s(0)), code);
-        }
+    if plan.below == Below::Nothing && plan.signed && plan.shift == 16 {
+        return narrow_top_half(isa, plan, x, abs, saturate);
     }
+    let mut code = match plan.method {
+        Method::Float {
+            emin_field,
+            c_add,
+            scale,
+        } => {
+            let c = isa.add(
+                isa.max(isa.and(abs, s(0x7f80_0000)), s(emin_field)),
+                s(c_add),
+            );
+            let rounded = isa.sub_f32(isa.add_f32(abs, c), c);
+            isa.shr(isa.mul_f32(rounded, scale), plan.shift)
+        }
+        Method::Integer => {
+            let parity = if plan.parity {
+                isa.and(isa.shr(abs, plan.shift), s(1))
+            } else {
+                s(1)
+            };
+            let sum = isa.add(isa.add(abs, s(plan.round_bias)), parity);
+            let code = isa.sub(isa.shr(sum, plan.shift), s(plan.rebias));
+            let below = isa.gt(s(plan.low), abs);
+            match plan.below {
+                Below::Nothing => code,
+                Below::Subnormal { magic } => {
+                    let sub = isa.sub(isa.add_f32(abs, s(magic)), s(magic));
+                    isa.select(below, sub, code)
+                }
+                Below::Clamp { up_from } => {
+                    let up = isa.gt(abs, s(up_from - 1));
+                    isa.select(below, isa.select(up, s(1), s(0)), code)
+                }
+            }
+        }
+    };
     let over = isa.gt(abs, s(plan.overflow_after));
     let overflow = if saturate { plan.max } else { plan.overflow };
     code = isa.select(over, s(overflow), code);
@@ -72,8 +87,9 @@ pub(crate) fn narrow<I: Isa>(isa: I, plan: &NarrowPlan, x: I::V, saturate: bool)
             }
         }
     };
-    let is_nan = isa.gt(abs, s(0x7f80_0000));
-    code = isa.select(is_nan, nan, code);
+    if saturate || !plan.nan_is_overflow {
+        code = isa.select(isa.gt(abs, s(0x7f80_0000)), nan, code);
+    }
     if !plan.signed {
         // Every negative input, -0 and -NaN included, is NaN in an unsigned format; so is zero
         // in a format without one.
@@ -84,6 +100,42 @@ pub(crate) fn narrow<I: Isa>(isa: I, plan: &NarrowPlan, x: I::V, saturate: bool)
         code = isa.select(bad, s(plan.unsigned_nan), code);
     }
     code
+}
+
+/// [`narrow`] for bf16, the top half of an f32: the integer trick on the whole word, sign
+/// included (a carry out of the magnitude lands in the exponent, never in the sign).
+#[inline(always)]
+fn narrow_top_half<I: Isa>(isa: I, plan: &NarrowPlan, x: I::V, abs: I::V, saturate: bool) -> I::V {
+    let s = |v| isa.splat(v);
+    let parity = isa.and(isa.shr(x, 16), s(1));
+    let mut code = isa.shr(isa.add(isa.add(x, s(0x7fff)), parity), 16);
+    if saturate {
+        let sign = isa.shr(isa.and(x, s(0x8000_0000)), 16);
+        code = isa.select(
+            isa.gt(abs, s(plan.overflow_after)),
+            isa.or(sign, s(plan.max)),
+            code,
+        );
+    }
+    // NaN: sign, quiet bit, the top payload bits.
+    let nan = isa.or(isa.shr(x, 16), s(0x0040));
+    isa.select(isa.gt(abs, s(0x7f80_0000)), nan, code)
+}
+
+/// [`narrow`] on each of four vectors.
+#[inline(always)]
+pub(crate) fn narrow4<I: Isa>(
+    isa: I,
+    plan: &NarrowPlan,
+    x: [I::V; 4],
+    saturate: bool,
+) -> [I::V; 4] {
+    [
+        narrow(isa, plan, x[0], saturate),
+        narrow(isa, plan, x[1], saturate),
+        narrow(isa, plan, x[2], saturate),
+        narrow(isa, plan, x[3], saturate),
+    ]
 }
 
 /// Widens lanes of codes to f32 bits, exactly.
@@ -141,26 +193,84 @@ fn kind<T: LowpFloat>() -> Kind {
     }
 }
 
-/// The widest vector of any instruction set, for the tail buffers.
-const MAX_LANES: usize = 16;
+/// How far ahead of the block being converted the streaming loop prefetches its source.
+const PREFETCH_BYTES: usize = 1024;
 
-/// Rounds `LANES` source values at `src` (loaded by `load`) and stores them at `dst`.
+/// Vectors per block: four vectors of narrow results pack into whole vectors for the stores.
+const UNROLL: usize = 4;
+/// The largest block (AVX-512), and the largest head before a 64-byte boundary (64 bytes).
+const MAX_BLOCK: usize = 64;
+
+/// Rounds one block of f32s at `s` into `T`s at `d`.
 ///
 /// # Safety
-/// `dst` must be valid for writing `I::LANES` elements.
+/// `s` and `d` must be valid for `UNROLL * LANES` elements, `d` 64-byte aligned if `STREAM`.
 #[inline(always)]
-unsafe fn narrow_store<I: Isa, T: LowpFloat>(isa: I, x: I::V, dst: *mut T, saturate: bool) {
+unsafe fn narrow_f32_block<I: Isa, T: LowpFloat, const STREAM: bool>(
+    isa: I,
+    s: *const f32,
+    d: *mut T,
+    saturate: bool,
+) {
+    let l = I::LANES;
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        let x = [
+            isa.load_f32(s),
+            isa.load_f32(s.add(l)),
+            isa.load_f32(s.add(2 * l)),
+            isa.load_f32(s.add(3 * l)),
+        ];
+        narrow_store::<I, T, STREAM>(isa, x, d, saturate)
+    }
+}
+
+/// Rounds one block of f64s at `s` into `T`s at `d`.
+///
+/// # Safety
+/// As for [`narrow_f32_block`].
+#[inline(always)]
+unsafe fn narrow_f64_block<I: Isa, T: LowpFloat, const STREAM: bool>(
+    isa: I,
+    s: *const f64,
+    d: *mut T,
+    saturate: bool,
+) {
+    let l = I::LANES;
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        let x = [
+            isa.load_f64_odd(s),
+            isa.load_f64_odd(s.add(l)),
+            isa.load_f64_odd(s.add(2 * l)),
+            isa.load_f64_odd(s.add(3 * l)),
+        ];
+        narrow_store::<I, T, STREAM>(isa, x, d, saturate)
+    }
+}
+
+/// Rounds a block of f32 lanes to `T` and stores it.
+///
+/// # Safety
+/// As for [`narrow_f32_block`].
+#[inline(always)]
+unsafe fn narrow_store<I: Isa, T: LowpFloat, const STREAM: bool>(
+    isa: I,
+    x: [I::V; UNROLL],
+    d: *mut T,
+    saturate: bool,
+) {
     const { assert!(size_of::<T>() == size_of::<T::Bits>()) };
     // SAFETY: every format type is a `repr(transparent)` newtype over its `Bits`, `u16` for
-    // the 16-bit formats and `u8` for the rest, so the pointer casts keep the layout; the
-    // caller guarantees room for `LANES` elements.
+    // the 16-bit formats and `u8` for the rest, so the pointer casts keep the layout; room and
+    // alignment are the caller's guarantee.
     unsafe {
         match kind::<T>() {
-            Kind::F16 => isa.store_f16(dst.cast(), x, saturate),
-            Kind::Bf16 => isa.store_bf16(dst.cast(), x, saturate),
+            Kind::F16 => isa.store_f16x4::<STREAM>(d.cast(), x, saturate),
+            Kind::Bf16 => isa.store_bf16x4::<STREAM>(d.cast(), x, saturate),
             Kind::Byte => {
                 let plan = const { NarrowPlan::of(&T::FORMAT) };
-                isa.store_u8(dst.cast(), narrow(isa, &plan, x, saturate))
+                isa.store_u8x4::<STREAM>(d.cast(), narrow4(isa, &plan, x, saturate))
             }
         }
     }
@@ -183,72 +293,132 @@ unsafe fn load_widen<I: Isa, T: LowpFloat>(isa: I, src: *const T) -> I::V {
     }
 }
 
-/// Runs `$step` with element pointers `$s`, `$d` at every full vector of the slices, then once
-/// more on copies of the tail padded to a full vector.
+/// Widens one block of `T`s at `s` into f32s at `d`.
+///
+/// # Safety
+/// As for [`narrow_f32_block`].
+#[inline(always)]
+unsafe fn widen_f32_block<I: Isa, T: LowpFloat, const STREAM: bool>(
+    isa: I,
+    s: *const T,
+    d: *mut f32,
+) {
+    for k in 0..UNROLL {
+        let o = k * I::LANES;
+        // SAFETY: the caller's guarantee.
+        unsafe { isa.store_f32::<STREAM>(d.add(o), load_widen(isa, s.add(o))) }
+    }
+}
+
+/// Widens one block of `T`s at `s` into f64s at `d`.
+///
+/// # Safety
+/// As for [`narrow_f32_block`].
+#[inline(always)]
+unsafe fn widen_f64_block<I: Isa, T: LowpFloat, const STREAM: bool>(
+    isa: I,
+    s: *const T,
+    d: *mut f64,
+) {
+    for k in 0..UNROLL {
+        let o = k * I::LANES;
+        // SAFETY: the caller's guarantee.
+        unsafe { isa.store_f64::<STREAM>(d.add(o), load_widen(isa, s.add(o))) }
+    }
+}
+
+/// Runs `$block` over the slices: whole blocks in place, and the pieces shorter than a block
+/// (the tail, and with `$stream` the head before the destination's first 64-byte boundary)
+/// on copies padded to a block. With `$stream` the whole blocks are written with
+/// non-temporal stores, which skip reading the destination's cache lines first: on buffers
+/// larger than the caches that is a third of the memory traffic saved.
 macro_rules! convert_slice {
-    ($src:expr, $dst:expr, $S:ty, $D:ty, |$s:ident, $d:ident| $step:expr) => {{
+    ($isa:ident, $src:expr, $dst:expr, $S:ty, $D:ty, $stream:expr, $block:ident($($extra:expr),*)) => {{
         let (src, dst): (&[$S], &mut [$D]) = ($src, $dst);
         debug_assert_eq!(src.len(), dst.len());
-        debug_assert!(I::LANES <= MAX_LANES);
         let len = src.len().min(dst.len());
+        let block = I::LANES * UNROLL;
+        debug_assert!(block <= MAX_BLOCK);
+        let padded = |i: usize, n: usize, dst: &mut [$D]| {
+            let mut a = [<$S>::default(); MAX_BLOCK];
+            let mut b = [<$D>::default(); MAX_BLOCK];
+            a[..n].copy_from_slice(&src[i..i + n]);
+            // SAFETY: both buffers hold `MAX_BLOCK` elements, at least a block.
+            unsafe { $block::<I, T, false>($isa, a.as_ptr(), b.as_mut_ptr() $(, $extra)*) };
+            dst[i..i + n].copy_from_slice(&b[..n]);
+        };
         let mut i = 0;
-        while i + I::LANES <= len {
-            // SAFETY: `i + LANES <= len`: the vector lies within both slices.
-            unsafe {
-                let ($s, $d) = (src.as_ptr().add(i), dst.as_mut_ptr().add(i));
-                $step
+        if $stream {
+            let misalign = dst.as_ptr() as usize % 64;
+            let head = ((64 - misalign) % 64 / size_of::<$D>()).min(len);
+            while i < head {
+                let n = (head - i).min(block);
+                padded(i, n, dst);
+                i += n;
             }
-            i += I::LANES;
+            while i + block <= len {
+                // Out of cache the hardware prefetcher alone leaves the load units waiting.
+                $isa.prefetch(src.as_ptr().wrapping_add(i + PREFETCH_BYTES / size_of::<$S>()));
+                // SAFETY: `i + block <= len`: the block lies within both slices, and `dst + i`
+                // is 64-byte aligned (after the head, `i - head` is a multiple of the block,
+                // whose size in bytes is a multiple of 64).
+                unsafe {
+                    $block::<I, T, true>($isa, src.as_ptr().add(i), dst.as_mut_ptr().add(i) $(, $extra)*)
+                };
+                i += block;
+            }
+            $isa.fence();
+        } else {
+            while i + block <= len {
+                // SAFETY: `i + block <= len`: the block lies within both slices.
+                unsafe {
+                    $block::<I, T, false>($isa, src.as_ptr().add(i), dst.as_mut_ptr().add(i) $(, $extra)*)
+                };
+                i += block;
+            }
         }
-        if i < len {
-            let rem = len - i;
-            let mut a = [<$S>::default(); MAX_LANES];
-            let mut b = [<$D>::default(); MAX_LANES];
-            a[..rem].copy_from_slice(&src[i..len]);
-            // SAFETY: both buffers hold `MAX_LANES >= LANES` elements.
-            unsafe {
-                let ($s, $d) = (a.as_ptr(), b.as_mut_ptr());
-                $step
-            }
-            dst[i..len].copy_from_slice(&b[..rem]);
+        while i < len {
+            let n = (len - i).min(block);
+            padded(i, n, dst);
+            i += n;
         }
     }};
 }
 
 /// Rounds f32s to nearest even (saturating overflow when asked) into `dst`.
 #[inline(always)]
-pub(crate) fn narrow_f32<I: Isa, T: LowpFloat>(isa: I, src: &[f32], dst: &mut [T], saturate: bool) {
-    convert_slice!(src, dst, f32, T, |s, d| narrow_store(
-        isa,
-        isa.load_f32(s),
-        d,
-        saturate
-    ));
+pub(crate) fn narrow_f32<I: Isa, T: LowpFloat>(
+    isa: I,
+    src: &[f32],
+    dst: &mut [T],
+    saturate: bool,
+    stream: bool,
+) {
+    convert_slice!(isa, src, dst, f32, T, stream, narrow_f32_block(saturate));
 }
 
 /// Rounds f64s to nearest even (saturating overflow when asked) into `dst`: rounded to odd at
 /// f32's precision first, which keeps all the second rounding needs (Boldo and Melquiond: f32
 /// carries at least two more bits than any target at every magnitude, subnormals included).
 #[inline(always)]
-pub(crate) fn narrow_f64<I: Isa, T: LowpFloat>(isa: I, src: &[f64], dst: &mut [T], saturate: bool) {
-    convert_slice!(src, dst, f64, T, |s, d| narrow_store(
-        isa,
-        isa.load_f64_odd(s),
-        d,
-        saturate
-    ));
+pub(crate) fn narrow_f64<I: Isa, T: LowpFloat>(
+    isa: I,
+    src: &[f64],
+    dst: &mut [T],
+    saturate: bool,
+    stream: bool,
+) {
+    convert_slice!(isa, src, dst, f64, T, stream, narrow_f64_block(saturate));
 }
 
 /// Widens to f32, exactly.
 #[inline(always)]
-pub(crate) fn widen_f32<I: Isa, T: LowpFloat>(isa: I, src: &[T], dst: &mut [f32]) {
-    convert_slice!(src, dst, T, f32, |s, d| isa
-        .store_f32(d, load_widen(isa, s)));
+pub(crate) fn widen_f32<I: Isa, T: LowpFloat>(isa: I, src: &[T], dst: &mut [f32], stream: bool) {
+    convert_slice!(isa, src, dst, T, f32, stream, widen_f32_block());
 }
 
 /// Widens to f64, exactly (through the exact f32).
 #[inline(always)]
-pub(crate) fn widen_f64<I: Isa, T: LowpFloat>(isa: I, src: &[T], dst: &mut [f64]) {
-    convert_slice!(src, dst, T, f64, |s, d| isa
-        .store_f64(d, load_widen(isa, s)));
+pub(crate) fn widen_f64<I: Isa, T: LowpFloat>(isa: I, src: &[T], dst: &mut [f64], stream: bool) {
+    convert_slice!(isa, src, dst, T, f64, stream, widen_f64_block());
 }

@@ -11,6 +11,11 @@ use crate::format::{Format, NanEncoding};
 pub(crate) struct NarrowPlan {
     /// `23 - mantissa_bits`: the f32 bits below the format's last place.
     pub shift: u32,
+    /// How the magnitude is rounded in the format's range.
+    pub method: Method,
+    /// Whether NaN inputs give the same code as overflow (not saturating), so one comparison
+    /// serves both.
+    pub nan_is_overflow: bool,
     /// Just under half of the format's last place, in f32 bits.
     pub round_bias: u32,
     /// Whether the kept last bit decides ties (false with no mantissa bits: ties go up).
@@ -39,6 +44,28 @@ pub(crate) struct NarrowPlan {
     pub unsigned_nan: u32,
     /// Whether the format has a zero (E8M0 has not: zero becomes NaN).
     pub zero: bool,
+}
+
+/// How magnitudes in the format's range are rounded.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Method {
+    /// By the FPU: `c = 2^(e + shift)` for the lane's exponent `e` (at least the format's
+    /// smallest normal exponent) has an ulp equal to the format's quantum at `e`, so `(|x| + c)
+    /// - c` rounds `|x|` to the format's grid, to nearest even, subnormals included. Scaling by
+    /// `2^(bias - 127)` then makes the f32 exponent field the format's (the format's
+    /// subnormals become f32 subnormals with their mantissa bits in the same place), and a
+    /// shift gives the code. Needs `c` to stay finite over the format's range.
+    Float {
+        /// The f32 exponent field of the format's smallest normal exponent, in place.
+        emin_field: u32,
+        /// `shift` in the exponent field.
+        c_add: u32,
+        /// `2^(bias - 127)`.
+        scale: f32,
+    },
+    /// By integer operations: add just under half an ulp plus the kept last bit, shift,
+    /// rebias; below the normal range as [`Below`] says.
+    Integer,
 }
 
 /// How magnitudes below the integer trick's range round.
@@ -135,8 +162,26 @@ impl NarrowPlan {
                 signed: false,
             },
         };
+        let max_field = (max_exp + 127) as u32;
+        let method = if max_field + shift <= 254 && fmt.subnormals && !same_exponent {
+            Method::Float {
+                emin_field: ((fmt.min_exponent() + 127) as u32) << 23,
+                c_add: shift << 23,
+                scale: f32::from_bits(((fmt.bias - 127 + 127) as u32) << 23),
+            }
+        } else {
+            Method::Integer
+        };
+        let nan_is_overflow = match nan {
+            NanCode::Fixed { code, signed } => {
+                code == overflow && (signed || !fmt.signed || code & fmt.sign_mask() != 0)
+            }
+            NanCode::Ieee { .. } => false,
+        };
         NarrowPlan {
             shift,
+            method,
+            nan_is_overflow,
             round_bias: (1 << (shift - 1)) - 1,
             parity: man > 0,
             rebias: ((127 - fmt.bias) as u32) << man,
