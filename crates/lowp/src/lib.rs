@@ -98,6 +98,25 @@
 //! `half` crate; widening an 8-bit-or-narrower format is a lookup in a table built at compile
 //! time. (A round-to-odd F16C path for E4M3 was measured at 60% of the software engine's
 //! speed, so the engine it is.)
+//!
+//! # Whole slices
+//!
+//! The [`bulk`] module converts slices on the fastest path the CPU has (AVX-512 with its BF16
+//! and FP16 extensions, AVX2 with F16C, or a portable loop), chosen once; every path gives the
+//! scalar conversions' bits on every input. [`prelude`] brings in the methods, named as in the
+//! `half` crate:
+//!
+//! ```
+//! use lowp::prelude::*;
+//! use lowp::f8e4m3fn;
+//!
+//! let activations = vec![0.5f32; 1000];
+//! let fp8 = Vec::<f8e4m3fn>::from_f32_slice(&activations);
+//! let mut back = vec![0f32; fp8.len()];
+//! fp8.convert_to_f32_slice(&mut back);
+//! assert_eq!(back, activations);
+//! println!("converted on the {} path", lowp::bulk::active_path());
+//! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 
 mod arith;

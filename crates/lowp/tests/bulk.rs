@@ -455,3 +455,96 @@ fn outputs_past_the_streaming_threshold_match_too() {
         }
     });
 }
+
+#[test]
+fn fp4_packs_low_nibble_first() {
+    use lowp::bulk::{pack_f4, unpack_f4};
+    // Every byte unpacks to its two nibbles, low first, and packs back.
+    let bytes: Vec<u8> = (0..=255).collect();
+    let mut values = vec![f4e2m1fn::ZERO; 512];
+    unpack_f4(&bytes, &mut values);
+    for (i, pair) in values.chunks(2).enumerate() {
+        assert_eq!(pair[0].to_bits(), i as u8 & 0xF);
+        assert_eq!(pair[1].to_bits(), i as u8 >> 4);
+    }
+    let mut again = vec![0u8; 256];
+    pack_f4(&values, &mut again);
+    assert_eq!(again, bytes);
+    // An odd count leaves the last high nibble zero, and ignores it when unpacking.
+    let mut odd = [0u8; 2];
+    pack_f4(&values[2..5], &mut odd); // 1, 0, 2
+    assert_eq!(odd, [0x01, 0x02]);
+    let mut three = [f4e2m1fn::ONE; 3];
+    unpack_f4(&[0x21, 0xF3], &mut three);
+    assert_eq!(three.map(f4e2m1fn::to_bits), [0x1, 0x2, 0x3]);
+}
+
+#[test]
+fn fp4_packing_from_f32_rounds_like_the_scalar_conversion() {
+    use lowp::bulk::{pack_f4_from_f32, pack_f4_vec, unpack_f4_to_f32, unpack_f4_vec};
+    for len in [0usize, 1, 2, 3, 1023, 1024, 1025, 2047, 5001] {
+        let src: Vec<f32> = (0..len)
+            .map(|i| {
+                f32::from_bits((i as u32).wrapping_mul(2_654_435_761) >> 1 | (i as u32 & 1) << 31)
+            })
+            .collect();
+        let mut packed = vec![0u8; len.div_ceil(2)];
+        pack_f4_from_f32(&src, &mut packed);
+        for (i, x) in src.iter().enumerate() {
+            let nibble = packed[i / 2] >> (4 * (i % 2)) & 0xF;
+            assert_eq!(
+                nibble,
+                f4e2m1fn::from_f32(*x).to_bits(),
+                "len {len} element {i}: {x:e}"
+            );
+        }
+        if len % 2 == 1 {
+            assert_eq!(
+                packed[len / 2] >> 4,
+                0,
+                "len {len}: the spare nibble is zero"
+            );
+        }
+        assert_eq!(pack_f4_vec(&src), packed);
+        let mut back = vec![0f32; len];
+        unpack_f4_to_f32(&packed, &mut back);
+        for (i, (b, x)) in back.iter().zip(&src).enumerate() {
+            assert_eq!(
+                b.to_bits(),
+                f4e2m1fn::from_f32(*x).to_f32().to_bits(),
+                "len {len} element {i}"
+            );
+        }
+        assert_eq!(unpack_f4_vec(&packed, len), back);
+    }
+}
+
+#[test]
+#[should_panic(expected = "lowp: 5 FP4 values pack into 3 bytes, but the byte slice has 2")]
+fn fp4_packing_checks_the_byte_count() {
+    lowp::bulk::pack_f4_from_f32(&[0.0; 5], &mut [0u8; 2]);
+}
+
+#[test]
+#[should_panic(expected = "lowp: 4 FP4 values pack into 2 bytes, but the byte slice has 3")]
+fn fp4_unpacking_checks_the_byte_count() {
+    lowp::bulk::unpack_f4_to_f32(&[0u8; 3], &mut [0.0; 4]);
+}
+
+#[test]
+fn the_environment_variable_pins_the_active_path() {
+    match std::env::var(lowp::bulk::FORCE_PATH_VAR) {
+        Ok(name) => {
+            let asked = Path::from_name(&name).expect("CI sets a valid path name");
+            if asked.is_supported() {
+                assert_eq!(lowp::bulk::active_path(), asked);
+                assert_eq!(lowp::bulk::forced_path_error(), None);
+            } else {
+                assert_eq!(lowp::bulk::active_path(), Path::best());
+                let err = lowp::bulk::forced_path_error().unwrap().to_string();
+                assert!(err.contains(asked.name()), "{err}");
+            }
+        }
+        Err(_) => assert_eq!(lowp::bulk::active_path(), Path::best()),
+    }
+}

@@ -43,17 +43,24 @@
 //! assert_eq!(a[1], f16::INFINITY);
 //! ```
 //!
+//! FP4 also packs two values to a byte: [`pack_f4`], [`unpack_f4`], [`pack_f4_from_f32`],
+//! [`unpack_f4_to_f32`].
+//!
 //! # Lengths
 //!
 //! The methods that fill a caller's slice panic when its length differs from the source's, as
 //! `half`'s do; the message names both lengths.
 
+mod packed;
 #[cfg(feature = "rayon")]
 mod parallel;
 mod path;
 mod portable;
 mod slice;
 
+pub use packed::{pack_f4, pack_f4_from_f32, unpack_f4, unpack_f4_to_f32};
+#[cfg(feature = "std")]
+pub use packed::{pack_f4_vec, unpack_f4_vec};
 #[cfg(feature = "rayon")]
 pub use parallel::LowpParSliceExt;
 pub use path::{
@@ -148,7 +155,11 @@ pub(crate) fn stochastic_f32<T: LowpFloat>(
     saturate: bool,
 ) {
     check_lengths(dst.len(), src.len());
-    portable::stochastic_f32(src, dst, seed, first, saturate);
+    if saturate {
+        portable::stochastic(src, dst, seed, first, T::from_f32_round_saturating);
+    } else {
+        portable::stochastic(src, dst, seed, first, T::from_f32_round);
+    }
 }
 
 /// Stochastic rounding of f64s, as for f32s.
@@ -160,7 +171,11 @@ pub(crate) fn stochastic_f64<T: LowpFloat>(
     saturate: bool,
 ) {
     check_lengths(dst.len(), src.len());
-    portable::stochastic_f64(src, dst, seed, first, saturate);
+    if saturate {
+        portable::stochastic(src, dst, seed, first, T::from_f64_round_saturating);
+    } else {
+        portable::stochastic(src, dst, seed, first, T::from_f64_round);
+    }
 }
 
 /// Generates the `Path` methods that run one conversion on a chosen path.

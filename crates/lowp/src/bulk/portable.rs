@@ -49,40 +49,17 @@ fn widen_one<T: LowpFloat>(x: T) -> f32 {
     }
 }
 
-/// Stochastic rounding of f32s: element `i` takes the random bits [`random_bits`]`(seed,
-/// first + i)`, so the result does not depend on how the work is split.
-pub(crate) fn stochastic_f32<T: LowpFloat>(
-    src: &[f32],
+/// Stochastic rounding of each element with `round`: element `i` takes the random bits
+/// [`random_bits`]`(seed, first + i)`, so the result does not depend on how the work is split.
+pub(crate) fn stochastic<S: Copy, T: LowpFloat>(
+    src: &[S],
     dst: &mut [T],
     seed: u64,
     first: u64,
-    saturate: bool,
+    round: impl Fn(S, Rounding) -> T,
 ) {
     for (i, (d, &s)) in dst.iter_mut().zip(src).enumerate() {
-        let mode = Rounding::Stochastic(random_bits(seed, first + i as u64));
-        *d = if saturate {
-            T::from_f32_round_saturating(s, mode)
-        } else {
-            T::from_f32_round(s, mode)
-        };
-    }
-}
-
-/// Stochastic rounding of f64s, directly from each f64; random bits as for f32.
-pub(crate) fn stochastic_f64<T: LowpFloat>(
-    src: &[f64],
-    dst: &mut [T],
-    seed: u64,
-    first: u64,
-    saturate: bool,
-) {
-    for (i, (d, &s)) in dst.iter_mut().zip(src).enumerate() {
-        let mode = Rounding::Stochastic(random_bits(seed, first + i as u64));
-        *d = if saturate {
-            T::from_f64_round_saturating(s, mode)
-        } else {
-            T::from_f64_round(s, mode)
-        };
+        *d = round(s, Rounding::Stochastic(random_bits(seed, first + i as u64)));
     }
 }
 
