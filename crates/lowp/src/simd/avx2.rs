@@ -259,3 +259,54 @@ pub(crate) fn available() -> bool {
 }
 
 super::entry_points!(path, "avx2,f16c", Avx2(()));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::formats;
+    use crate::simd::plan::{Method, NarrowPlan};
+
+    /// The integer rounding method serves only E8M0 among today's formats (the FPU method
+    /// covers the others); this runs it for every format, over a stride through all f32 bit
+    /// patterns, against the scalar engine, so a future format that needs it finds it working.
+    #[test]
+    fn the_integer_method_matches_the_engine_for_every_format() {
+        if !available() {
+            return;
+        }
+        // SAFETY: the CPU has AVX2 and F16C, checked just above.
+        unsafe { integer_method_sweep() }
+    }
+
+    #[target_feature(enable = "avx2,f16c")]
+    fn integer_method_sweep() {
+        let isa = Avx2(());
+        for fmt in formats::ALL {
+            let plan = NarrowPlan {
+                method: Method::Integer,
+                ..NarrowPlan::of(&fmt)
+            };
+            for saturate in [false, true] {
+                let mut lanes = [0u32; 8];
+                let mut bits = 0u32;
+                for _ in 0..(1u64 << 32) / (8 * 251) {
+                    for l in &mut lanes {
+                        *l = bits;
+                        bits = bits.wrapping_add(251);
+                    }
+                    // SAFETY: `lanes` holds 8 values; the CPU has AVX2.
+                    let x = unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) };
+                    let mut out = [0u32; 8];
+                    let code = kernel::narrow(isa, &plan, x, saturate);
+                    // SAFETY: `out` has room for 8 values.
+                    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), code) };
+                    for (&l, &o) in lanes.iter().zip(&out) {
+                        let want =
+                            crate::round::from_f32_nearest(&fmt, f32::from_bits(l), saturate);
+                        assert_eq!(o, want, "{} {l:#010x} saturate {saturate}", fmt.name);
+                    }
+                }
+            }
+        }
+    }
+}

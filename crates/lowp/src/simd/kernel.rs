@@ -8,18 +8,16 @@ use crate::format::formats;
 
 /// Rounds f32 lanes (bits) to nearest even into the plan's format; gives the codes.
 ///
-/// Bit-identical to `round::nearest_even_from_bits` followed by the engine, lane by lane: each
-/// lane's candidates (the integer trick for the normal range, the subnormal or clamp rule
-/// below it, the overflow code above it, the NaN code) are all computed and the lane's
-/// magnitude picks one.
+/// Bit-identical to the scalar `round::from_f32_nearest`, lane by lane: each lane's
+/// candidates (the magnitude rounded within the format's range as [`Method`] says, the
+/// overflow code above it, the NaN code) are all computed and the lane's magnitude picks one;
+/// then the sign goes on.
 #[inline(always)]
 pub(crate) fn narrow<I: Isa>(isa: I, plan: &NarrowPlan, x: I::V, saturate: bool) -> I::V {
     let s = |v| isa.splat(v);
     let abs = isa.and(x, s(0x7fff_ffff));
-    if plan.below == Below::Nothing && plan.signed && plan.shift == 16 {
-        return narrow_top_half(isa, plan, x, abs, saturate);
-    }
     let mut code = match plan.method {
+        Method::TopHalf => return narrow_top_half(isa, plan, x, abs, saturate),
         Method::Float {
             emin_field,
             c_add,

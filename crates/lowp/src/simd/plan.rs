@@ -49,6 +49,8 @@ pub(crate) struct NarrowPlan {
 /// How magnitudes in the format's range are rounded.
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) enum Method {
+    /// bf16, the top half of an f32: the integer trick on the whole word, sign included.
+    TopHalf,
     /// By the FPU: `c = 2^(e + shift)` for the lane's exponent `e` (at least the format's
     /// smallest normal exponent) has an ulp equal to the format's quantum at `e`, so `(|x| + c)
     /// - c` rounds `|x|` to the format's grid, to nearest even, subnormals included. Scaling by
@@ -163,7 +165,9 @@ impl NarrowPlan {
             },
         };
         let max_field = (max_exp + 127) as u32;
-        let method = if max_field + shift <= 254 && fmt.subnormals && !same_exponent {
+        let method = if same_exponent && fmt.exponent_bits == 8 && fmt.signed {
+            Method::TopHalf
+        } else if max_field + shift <= 254 && fmt.subnormals && !same_exponent {
             Method::Float {
                 emin_field: ((fmt.min_exponent() + 127) as u32) << 23,
                 c_add: shift << 23,
