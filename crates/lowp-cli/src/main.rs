@@ -1,12 +1,14 @@
 //! `lowp`: what a low-precision number format does to your numbers.
 //!
 //! * `lowp formats` prints the properties of every format of the lowp crate;
-//! * `lowp inspect VALUE` shows what rounding VALUE into each format gives.
+//! * `lowp inspect VALUE` shows what rounding VALUE into each format gives;
+//! * `lowp bench convert` measures bulk conversion throughput beside memcpy and `half`.
 //!
 //! This file holds the command line (clap) and the exit codes; each command lives in its own
 //! module, and [`output`] renders the tables they build.
 #![forbid(unsafe_code)]
 
+mod bench;
 mod bits;
 mod error;
 mod formats;
@@ -56,6 +58,8 @@ enum Command {
     /// subnormal, underflow to 0, or overflow to inf, to NaN or saturated to ±MAX, as the
     /// format's policy has it.
     Inspect(InspectArgs),
+    /// Measure throughput: `lowp bench convert` times bulk conversion of every format.
+    Bench(bench::BenchArgs),
 }
 
 /// Arguments of `lowp formats`.
@@ -139,6 +143,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
                 InspectStyle::Json => report.to_json(),
             })
         }
+        Command::Bench(args) => bench::run(&args),
     }
 }
 

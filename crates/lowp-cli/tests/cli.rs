@@ -508,3 +508,154 @@ fn bit_patterns_of_every_kind() {
         assert_eq!(first["status"], status, "{args:?}");
     }
 }
+
+/// Runs `lowp` with `LOWP_FORCE_PATH` set to `forced`, or unset.
+fn lowp_forced(forced: Option<&str>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lowp"));
+    match forced {
+        Some(path) => cmd.env("LOWP_FORCE_PATH", path),
+        None => cmd.env_remove("LOWP_FORCE_PATH"),
+    };
+    cmd.args(args).output().expect("the lowp binary runs")
+}
+
+/// A quick `lowp bench convert` with `extra` arguments: expects success, returns stdout.
+fn quick_bench(forced: Option<&str>, extra: &[&str]) -> String {
+    let mut args = vec!["bench", "convert", "--quick"];
+    args.extend_from_slice(extra);
+    let out = lowp_forced(forced, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "lowp {args:?} failed: {err}");
+    assert!(err.is_empty(), "lowp {args:?} wrote to stderr: {err}");
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
+#[test]
+fn bench_convert_prints_a_table_and_writes_json() {
+    let dir = std::env::temp_dir().join(format!("lowp-bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bench.json");
+    let out = quick_bench(
+        None,
+        &[
+            "--formats",
+            "f16,f8e4m3fn",
+            "--directions",
+            "from-f32",
+            "--json",
+            file.to_str().unwrap(),
+        ],
+    );
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with("conversion path: ") && first.contains("supported paths: portable"),
+        "{out}"
+    );
+    let header = cells(out.lines().nth(1).unwrap());
+    assert_eq!(header[..4], ["format", "direction", "size", "threads"]);
+    assert!(out.contains("GB/s") && out.contains("vs memcpy") && out.contains("vs half"));
+    for name in ["f16", "f8e4m3fn"] {
+        let rows: Vec<&str> = out.lines().filter(|l| l.starts_with(name)).collect();
+        assert_eq!(rows.len(), 2, "{out}");
+        assert_eq!(cells(rows[0])[1..4], ["from-f32", "4KiB", "single"]);
+        assert_eq!(cells(rows[1])[3], "multi");
+    }
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    let records: Vec<Value> = serde_json::from_str(&text).expect("valid JSON");
+    let names: Vec<&str> = records
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    for r in &records {
+        assert!(r["gbps"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["seconds"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["bytes"].as_u64().unwrap() > 0, "{r}");
+        let baseline = r["baseline"].as_str();
+        assert_eq!(baseline.is_some(), r["library"] == "lowp", "{r}");
+        assert_eq!(r["ratio"].is_number(), r["library"] == "lowp", "{r}");
+        if let Some(b) = baseline {
+            assert!(names.contains(&b) && b.starts_with("memcpy "), "{r}");
+            let half = r["half_baseline"].as_str().unwrap();
+            assert!(names.contains(&half) && half.starts_with("half "), "{r}");
+            assert!(r["half_gbps"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["ratio_half"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
+    let lowp: Vec<&Value> = records.iter().filter(|r| r["library"] == "lowp").collect();
+    assert_eq!(lowp.len(), 4);
+    let f16 = lowp[0];
+    assert_eq!(f16["name"], "f16 from-f32 4KiB single");
+    assert_eq!(f16["format"], "f16");
+    assert_eq!(f16["direction"], "from-f32");
+    assert_eq!(f16["threads"], "single");
+    // 1024 f32s read, 1024 f16s written; memcpy copies half of that each way.
+    assert_eq!(f16["bytes"], 1024 * 6);
+    assert_eq!(f16["baseline"], "memcpy 3KiB single");
+    assert_eq!(f16["half_baseline"], "half f16 from-f32 4KiB single");
+    assert_eq!(lowp[2]["bytes"], 1024 * 5);
+    assert_eq!(lowp[2]["half_baseline"], "half bf16 from-f32 4KiB single");
+    // Nothing but the JSON file is left in the directory.
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(left.len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bench_convert_follows_lowp_force_path_and_path() {
+    let out = quick_bench(
+        Some("portable"),
+        &["--formats", "bf16", "--directions", "to-f64"],
+    );
+    assert!(out.starts_with("conversion path: portable;"), "{out}");
+    let out = quick_bench(
+        None,
+        &[
+            "--path",
+            "portable",
+            "--formats",
+            "f4e2m1fn",
+            "--threads",
+            "single",
+        ],
+    );
+    assert!(
+        out.lines()
+            .nth(3)
+            .unwrap()
+            .starts_with("f4e2m1fn  from-f32"),
+        "{out}"
+    );
+    assert_eq!(out.matches("f4e2m1fn ").count(), 4, "{out}");
+}
+
+#[test]
+fn bench_convert_usage_errors() {
+    let out = lowp_forced(Some("nonsense"), &["bench", "convert", "--quick"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: LOWP_FORCE_PATH") && err.contains("portable, f16c, avx512"),
+        "{err}"
+    );
+
+    let err = usage_error(&["bench", "convert", "--formats", "f16,f7"]);
+    assert!(err.contains("'f7'") && err.contains("f8e5m2fnuz"), "{err}");
+    let err = usage_error(&["bench", "convert", "--sizes", "16K,16Q"]);
+    assert!(err.contains("'16Q'") && err.contains("256M"), "{err}");
+    let err = usage_error(&["bench", "convert", "--directions", "sideways"]);
+    assert!(err.contains("from-f32") && err.contains("to-f64"), "{err}");
+    let err = usage_error(&["bench", "convert", "--path", "fast"]);
+    assert!(err.contains("'fast'") && err.contains("portable"), "{err}");
+    if let Some(p) = lowp::bulk::Path::ALL.iter().find(|p| !p.is_supported()) {
+        let err = usage_error(&["bench", "convert", "--path", p.name()]);
+        assert!(
+            err.contains("cannot run") && err.contains("portable"),
+            "{err}"
+        );
+    }
+    let err = usage_error(&["bench", "convert", "--json", "/nonexistent/lowp/b.json"]);
+    assert!(err.contains("/nonexistent/lowp"), "{err}");
+}
