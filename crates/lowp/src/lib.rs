@@ -127,6 +127,7 @@ mod convert;
 mod decimal;
 mod display;
 mod features;
+pub mod fit;
 pub mod format;
 pub mod hw;
 mod math;

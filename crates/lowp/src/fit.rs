@@ -1,0 +1,462 @@
+//! How well values fit a format: what storing them in it costs, counted and measured.
+//!
+//! [`FitStats`] answers "will my tensor survive this format?" for one slice: how many values
+//! overflowed, were flushed to zero, went subnormal or became NaN, and the largest and mean
+//! relative and absolute errors of the values that were stored as finite numbers. `lowp
+//! convert` prints these per tensor, and the Python module returns them as a dict.
+//!
+//! ```
+//! use lowp::f8e4m3fn;
+//! use lowp::fit::FitStats;
+//!
+//! let activations = [0.5f32, 3.1, -700.0, 1e-4, 0.0];
+//! let stats = FitStats::of::<_, f8e4m3fn>(&activations, false);
+//! assert_eq!(stats.elements, 5);
+//! assert_eq!(stats.overflowed, 1); // -700 is beyond E4M3's 448: it becomes NaN
+//! assert_eq!(stats.became_nan, 1);
+//! assert_eq!(stats.flushed_to_zero, 1); // 1e-4 is below half the smallest subnormal
+//! assert_eq!(stats.max_rel_error, 1.0); // ... so all of it is lost
+//! // The largest power of two that brings 700 within 448: scale by 0.5 before storing.
+//! assert_eq!(stats.suggested_scale::<f8e4m3fn>(), 0.5);
+//! ```
+
+use crate::LowpFloat;
+
+/// A value whose fit into a format can be measured: `f32`, `f64` or any lowp format.
+pub trait FitSource: Copy + Send + Sync + 'static {
+    /// The exact value.
+    fn exact(self) -> f64;
+    /// Rounds `src` into `dst` to nearest even (saturating overflow to ±MAX if `saturate`),
+    /// with the conversion the crate uses for this source type (the bulk paths for f32 and
+    /// f64, [`LowpFloat::convert`] between formats). Panics when the lengths differ.
+    fn round_slice<T: LowpFloat>(src: &[Self], dst: &mut [T], saturate: bool);
+}
+
+impl FitSource for f32 {
+    #[inline]
+    fn exact(self) -> f64 {
+        self as f64
+    }
+    fn round_slice<T: LowpFloat>(src: &[f32], dst: &mut [T], saturate: bool) {
+        crate::bulk::narrow_f32(crate::bulk::active_path(), src, dst, saturate);
+    }
+}
+
+impl FitSource for f64 {
+    #[inline]
+    fn exact(self) -> f64 {
+        self
+    }
+    fn round_slice<T: LowpFloat>(src: &[f64], dst: &mut [T], saturate: bool) {
+        crate::bulk::narrow_f64(crate::bulk::active_path(), src, dst, saturate);
+    }
+}
+
+impl<S: LowpFloat> FitSource for S {
+    #[inline]
+    fn exact(self) -> f64 {
+        self.to_f64()
+    }
+    fn round_slice<T: LowpFloat>(src: &[S], dst: &mut [T], saturate: bool) {
+        crate::bulk::convert(crate::bulk::active_path(), src, dst, saturate);
+    }
+}
+
+/// What storing a slice of values in a format cost.
+///
+/// Counts are of elements; the errors compare each stored value (divided by the scale it was
+/// stored with, if any) with the exact source value, over the elements whose source is finite
+/// and non-zero and whose stored value is finite (a value flushed to zero has relative error 1,
+/// a saturated one the error of ±MAX). [`FitStats::merge`] combines the statistics of parts of
+/// a slice, so they can be gathered block by block or on several threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FitStats {
+    /// Values measured.
+    pub elements: u64,
+    /// Source values that were NaN.
+    pub nan_inputs: u64,
+    /// Source values that were ±infinity.
+    pub infinite_inputs: u64,
+    /// Finite source values beyond the format's range: their rounding to nearest even (with an
+    /// unbounded exponent) is larger than the largest finite value. They became ±infinity, NaN
+    /// (formats without infinity), or ±MAX (when saturating, and in FP6/FP4).
+    pub overflowed: u64,
+    /// Source values that were not NaN but were stored as NaN: overflow and infinities in the
+    /// formats without infinity, and zero and negative values in the unsigned E8M0.
+    pub became_nan: u64,
+    /// Non-zero finite source values stored as zero (underflow).
+    pub flushed_to_zero: u64,
+    /// Values stored as non-zero subnormals of the format (fewer significant bits than its
+    /// precision).
+    pub subnormal: u64,
+    /// Finite source values stored exactly.
+    pub exact: u64,
+    /// Largest relative error `|stored - x| / |x|`.
+    pub max_rel_error: f64,
+    /// Largest absolute error `|stored - x|`, in the source's units.
+    pub max_abs_error: f64,
+    /// Sum of the relative errors (for [`FitStats::mean_rel_error`]).
+    pub rel_error_sum: f64,
+    /// Sum of the absolute errors (for [`FitStats::mean_abs_error`]).
+    pub abs_error_sum: f64,
+    /// How many elements the error sums cover.
+    pub measured: u64,
+    /// Largest finite source magnitude, `max |x|` (0 when there is none).
+    pub amax: f64,
+}
+
+impl FitStats {
+    /// The statistics of storing `src` in format `T`, rounding to nearest even and saturating
+    /// overflow to ±MAX when `saturate` is set: `src` is converted block by block (nothing is
+    /// allocated) on the bulk conversion paths, then measured.
+    pub fn of<S: FitSource, T: LowpFloat>(src: &[S], saturate: bool) -> FitStats {
+        let mut stats = FitStats::default();
+        let mut block = [T::default(); 1024];
+        for part in src.chunks(block.len()) {
+            let stored = &mut block[..part.len()];
+            S::round_slice(part, stored, saturate);
+            stats.merge(&FitStats::measure(part, stored, 1.0));
+        }
+        stats
+    }
+
+    /// [`FitStats::of`] on all threads of rayon's current pool. The counts, maxima and `amax`
+    /// equal [`FitStats::of`]'s; the error sums may differ in their last bits (they are added
+    /// in another order).
+    #[cfg(feature = "rayon")]
+    pub fn par_of<S: FitSource, T: LowpFloat>(src: &[S], saturate: bool) -> FitStats {
+        use rayon::prelude::*;
+        src.par_chunks(1 << 16)
+            .map(|part| FitStats::of::<S, T>(part, saturate))
+            .reduce(FitStats::default, |mut a, b| {
+                a.merge(&b);
+                a
+            })
+    }
+
+    /// The statistics of `stored`, which holds each value of `src` multiplied by `scale` and
+    /// rounded into `T` by the caller (`scale` is 1 for a plain conversion; a per-tensor FP8
+    /// scale otherwise). Errors are measured on `stored / scale`; overflow, flushing and
+    /// subnormals on the stored values. Panics when the lengths differ, or unless `scale` is
+    /// finite and positive.
+    #[track_caller]
+    pub fn measure<S: FitSource, T: LowpFloat>(src: &[S], stored: &[T], scale: f64) -> FitStats {
+        crate::bulk::check_lengths(stored.len(), src.len());
+        assert!(
+            scale.is_finite() && scale > 0.0,
+            "lowp: a fit scale must be finite and positive, not {scale}"
+        );
+        let limits = Limits::of::<T>();
+        let mut s = FitStats {
+            elements: src.len() as u64,
+            ..FitStats::default()
+        };
+        for (&x, &y) in src.iter().zip(stored) {
+            let (x, y) = (x.exact(), y.to_f64());
+            if x.is_nan() {
+                s.nan_inputs += 1;
+                continue;
+            }
+            s.became_nan += y.is_nan() as u64;
+            if x.is_infinite() {
+                s.infinite_inputs += 1;
+                continue;
+            }
+            s.amax = s.amax.max(x.abs());
+            s.overflowed += limits.overflows(x * scale) as u64;
+            if y != 0.0 && y.abs() < limits.min_normal {
+                s.subnormal += 1;
+            }
+            if x == 0.0 {
+                s.exact += (y == 0.0) as u64;
+                continue;
+            }
+            if !y.is_finite() {
+                continue;
+            }
+            s.flushed_to_zero += (y == 0.0) as u64;
+            let abs = (y / scale - x).abs();
+            let rel = abs / x.abs();
+            s.exact += (abs == 0.0) as u64;
+            s.max_abs_error = s.max_abs_error.max(abs);
+            s.max_rel_error = s.max_rel_error.max(rel);
+            s.abs_error_sum += abs;
+            s.rel_error_sum += rel;
+            s.measured += 1;
+        }
+        s
+    }
+
+    /// Adds the statistics of another part of the same slice.
+    pub fn merge(&mut self, other: &FitStats) {
+        self.elements += other.elements;
+        self.nan_inputs += other.nan_inputs;
+        self.infinite_inputs += other.infinite_inputs;
+        self.overflowed += other.overflowed;
+        self.became_nan += other.became_nan;
+        self.flushed_to_zero += other.flushed_to_zero;
+        self.subnormal += other.subnormal;
+        self.exact += other.exact;
+        self.max_rel_error = self.max_rel_error.max(other.max_rel_error);
+        self.max_abs_error = self.max_abs_error.max(other.max_abs_error);
+        self.rel_error_sum += other.rel_error_sum;
+        self.abs_error_sum += other.abs_error_sum;
+        self.measured += other.measured;
+        self.amax = self.amax.max(other.amax);
+    }
+
+    /// Mean relative error over the measured elements (0 when none were).
+    pub fn mean_rel_error(&self) -> f64 {
+        mean(self.rel_error_sum, self.measured)
+    }
+
+    /// Mean absolute error over the measured elements (0 when none were).
+    pub fn mean_abs_error(&self) -> f64 {
+        mean(self.abs_error_sum, self.measured)
+    }
+
+    /// The per-tensor scale to store these values with in format `T`: the largest power of two
+    /// `s` with `amax * s <= T::MAX`, so that the largest value just fits and, a power of two
+    /// being exact to multiply by, scaling adds no rounding of its own. 1 when there is no
+    /// finite non-zero value; limited to `2^-1022..=2^1023`.
+    ///
+    /// ```
+    /// use lowp::fit::FitStats;
+    /// use lowp::{f8e4m3fn, f8e5m2};
+    /// let grads = [3e-6f32, -1e-5, 2e-7];
+    /// let stats = FitStats::of::<_, f8e5m2>(&grads, false);
+    /// assert_eq!(stats.suggested_scale::<f8e5m2>(), 2f64.powi(32)); // 1e-5 * 2^32 ≈ 42950
+    /// assert_eq!(stats.suggested_scale::<f8e4m3fn>(), 2f64.powi(25)); // ≈ 335.5 <= 448
+    /// ```
+    pub fn suggested_scale<T: LowpFloat>(&self) -> f64 {
+        if self.amax == 0.0 || !self.amax.is_finite() {
+            return 1.0;
+        }
+        let max = Limits::of::<T>().max;
+        // The exponent of max / amax, corrected by one where rounding the quotient crossed a
+        // power of two: the check below is exact.
+        let mut e = exponent(max / self.amax).clamp(-1022, 1023);
+        while e > -1022 && self.amax * pow2(e) > max {
+            e -= 1;
+        }
+        while e < 1023 && self.amax * pow2(e + 1) <= max {
+            e += 1;
+        }
+        pow2(e)
+    }
+}
+
+/// `sum / count`, 0 for no elements.
+fn mean(sum: f64, count: u64) -> f64 {
+    if count == 0 { 0.0 } else { sum / count as f64 }
+}
+
+/// `2^e` for `-1022 <= e <= 1023`.
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// The unbiased binary exponent of a positive normal or infinite `x` (`floor(log2 x)`), or
+/// -1023 for subnormals.
+fn exponent(x: f64) -> i32 {
+    ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
+}
+
+/// The range of format `T` as f64s.
+struct Limits {
+    /// The largest finite value.
+    max: f64,
+    /// The smallest magnitude whose rounding to nearest even overflows, or the tie just below
+    /// it (see `tie_overflows`).
+    overflow: f64,
+    /// Whether a value exactly at `overflow` overflows (a tie rounds away from an odd MAX).
+    tie_overflows: bool,
+    /// The smallest positive normal value (with no subnormals: the smallest positive value).
+    min_normal: f64,
+}
+
+impl Limits {
+    /// The limits of `T`, derived from its format.
+    fn of<T: LowpFloat>() -> Limits {
+        let fmt = T::FORMAT;
+        let max_bits = fmt.max_finite_bits();
+        let max = T::from_bits_u32(max_bits).to_f64();
+        let ulp = pow2(fmt.max_exponent() - fmt.mantissa_bits as i32);
+        let overflow = max + ulp / 2.0;
+        // Round to nearest even sends the tie away from an odd MAX; E8M0 (no mantissa bits,
+        // every value "even") rounds ties between powers of two upward, as ml_dtypes does. The
+        // engine settles both where the format can show an overflow; FP6 and FP4, which
+        // saturate, have an all-ones (odd) MAX mantissa.
+        let tie_overflows = if fmt.has_nan() {
+            !T::from_f64(overflow).to_f64().is_finite()
+        } else {
+            max_bits & 1 == 1
+        };
+        Limits {
+            max,
+            overflow,
+            tie_overflows,
+            min_normal: pow2(fmt.min_exponent()),
+        }
+    }
+
+    /// Whether rounding the finite `x` overflows the format.
+    fn overflows(&self, x: f64) -> bool {
+        let m = x.abs();
+        m > self.overflow || (m == self.overflow && self.tie_overflows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{bf16, f4e2m1fn, f8e4m3fn, f8e5m2, f8e8m0fnu, f16};
+
+    #[test]
+    fn overflow_thresholds_are_where_rounding_leaves_the_range() {
+        let e4m3 = Limits::of::<f8e4m3fn>();
+        assert_eq!(
+            (e4m3.max, e4m3.overflow, e4m3.tie_overflows),
+            (448.0, 464.0, false)
+        );
+        let e5m2 = Limits::of::<f8e5m2>();
+        assert_eq!((e5m2.overflow, e5m2.tie_overflows), (61440.0, true));
+        let f4 = Limits::of::<f4e2m1fn>();
+        assert_eq!((f4.overflow, f4.tie_overflows), (7.0, true));
+        let e8m0 = Limits::of::<f8e8m0fnu>();
+        assert_eq!(
+            (e8m0.overflow, e8m0.tie_overflows),
+            (1.5 * 2f64.powi(127), true)
+        );
+        assert_eq!(e8m0.min_normal, 2f64.powi(-127));
+    }
+
+    #[test]
+    fn the_thresholds_agree_with_the_engine() {
+        fn check<T: LowpFloat>() {
+            let l = Limits::of::<T>();
+            for x in [
+                l.overflow,
+                l.max,
+                l.overflow * 1.0000001,
+                l.overflow * 0.9999999,
+            ] {
+                let rounded = T::from_f64(x);
+                let escaped = !rounded.to_f64().is_finite();
+                if T::FORMAT.has_nan() {
+                    assert_eq!(l.overflows(x), escaped, "{} {x}", T::FORMAT.name);
+                }
+                let toward_zero = T::from_f64_round(x, crate::Rounding::TowardZero).to_f64();
+                assert_eq!(toward_zero, l.max.min(toward_zero), "{}", T::FORMAT.name);
+            }
+        }
+        check::<f16>();
+        check::<bf16>();
+        check::<f8e4m3fn>();
+        check::<f8e5m2>();
+        check::<f8e8m0fnu>();
+        check::<f4e2m1fn>();
+    }
+
+    #[test]
+    fn counts_and_errors() {
+        let src = [
+            1.0f32,
+            1.0 + 2f32.powi(-9),
+            -70000.0,
+            f32::INFINITY,
+            f32::NAN,
+            0.0,
+            2f32.powi(-25),
+            2f32.powi(-20),
+        ];
+        let s = FitStats::of::<_, f16>(&src, false);
+        assert_eq!(s.elements, 8);
+        assert_eq!(s.nan_inputs, 1);
+        assert_eq!(s.infinite_inputs, 1);
+        assert_eq!(s.overflowed, 1);
+        assert_eq!(s.became_nan, 0);
+        // 2^-25 is half the smallest subnormal: the tie goes to even, zero.
+        assert_eq!(s.flushed_to_zero, 1);
+        assert_eq!(s.subnormal, 1);
+        // 1, 0, 2^-20 exactly; 1 + 2^-9 exactly too (f16 has 10 mantissa bits).
+        assert_eq!(s.exact, 4);
+        assert_eq!(s.measured, 4);
+        assert_eq!(s.max_rel_error, 1.0);
+        assert_eq!(s.mean_rel_error(), 0.25);
+        assert_eq!(s.amax, 70000.0);
+        let sat = FitStats::of::<_, f16>(&src, true);
+        assert_eq!(sat.overflowed, 1);
+        assert_eq!(sat.measured, 5);
+        assert_eq!(sat.max_abs_error, 70000.0 - 65504.0);
+    }
+
+    #[test]
+    fn e8m0_counts_zero_and_negatives_as_nan() {
+        let s = FitStats::of::<_, f8e8m0fnu>(&[0.0f64, -1.0, 3.0], false);
+        assert_eq!(s.became_nan, 2);
+        assert_eq!(s.measured, 1);
+        assert_eq!(s.max_rel_error, 1.0 / 3.0);
+    }
+
+    #[test]
+    fn scaled_storage_is_measured_in_source_units() {
+        let src = [1000.0f32, -3.0];
+        let scale = 0.25;
+        let stored: Vec<f8e4m3fn> = src
+            .iter()
+            .map(|&x| f8e4m3fn::from_f64(x as f64 * scale))
+            .collect();
+        let s = FitStats::measure(&src, &stored, scale);
+        assert_eq!(s.overflowed, 0);
+        assert_eq!(s.exact, 1);
+        // 250 rounds to 256, which restores to 1024.
+        assert_eq!(s.max_abs_error, 24.0);
+        let unscaled = FitStats::of::<_, f8e4m3fn>(&src, false);
+        assert_eq!(unscaled.overflowed, 1);
+    }
+
+    #[test]
+    fn between_formats() {
+        let src: Vec<bf16> = [1.0f32, 1.0 / 3.0, 1e10]
+            .iter()
+            .map(|&x| bf16::from_f32(x))
+            .collect();
+        let s = FitStats::of::<_, f8e5m2>(&src, true);
+        assert_eq!(s.overflowed, 1);
+        assert_eq!(s.exact, 1);
+        assert_eq!(s.amax, bf16::from_f32(1e10).to_f64());
+    }
+
+    #[test]
+    fn suggested_scales_are_exact_powers_of_two() {
+        let s = FitStats {
+            amax: 448.0,
+            ..FitStats::default()
+        };
+        assert_eq!(s.suggested_scale::<f8e4m3fn>(), 1.0);
+        let s = FitStats {
+            amax: 448.0000001,
+            ..FitStats::default()
+        };
+        assert_eq!(s.suggested_scale::<f8e4m3fn>(), 0.5);
+        assert_eq!(FitStats::default().suggested_scale::<f16>(), 1.0);
+        let tiny = FitStats {
+            amax: f64::MIN_POSITIVE / 4.0,
+            ..FitStats::default()
+        };
+        assert_eq!(tiny.suggested_scale::<bf16>(), 2f64.powi(1023));
+    }
+
+    #[test]
+    fn merging_parts_equals_the_whole() {
+        let src: Vec<f32> = (0..5000).map(|i| (i as f32 - 2500.0) * 0.37).collect();
+        let whole = FitStats::of::<_, f8e4m3fn>(&src, false);
+        let mut parts = FitStats::of::<_, f8e4m3fn>(&src[..1234], false);
+        parts.merge(&FitStats::of::<_, f8e4m3fn>(&src[1234..], false));
+        assert_eq!(parts.elements, whole.elements);
+        assert_eq!(parts.overflowed, whole.overflowed);
+        assert_eq!(parts.max_rel_error, whole.max_rel_error);
+        assert!((parts.rel_error_sum - whole.rel_error_sum).abs() < 1e-9 * whole.rel_error_sum);
+    }
+}
