@@ -87,21 +87,6 @@ impl Isa for Avx2 {
         }
     }
     #[inline(always)]
-    fn sub_f32(self, a: __m256i, b: __m256i) -> __m256i {
-        // SAFETY: see the impl.
-        unsafe {
-            _mm256_castps_si256(_mm256_sub_ps(
-                _mm256_castsi256_ps(a),
-                _mm256_castsi256_ps(b),
-            ))
-        }
-    }
-    #[inline(always)]
-    fn mul_f32(self, a: __m256i, scale: f32) -> __m256i {
-        // SAFETY: see the impl.
-        unsafe { _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(a), _mm256_set1_ps(scale))) }
-    }
-    #[inline(always)]
     fn max(self, a: __m256i, b: __m256i) -> __m256i {
         // SAFETY: see the impl.
         unsafe { _mm256_max_epi32(a, b) }

@@ -92,21 +92,6 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         }
     }
     #[inline(always)]
-    fn sub_f32(self, a: __m512i, b: __m512i) -> __m512i {
-        // SAFETY: see the impl.
-        unsafe {
-            _mm512_castps_si512(_mm512_sub_ps(
-                _mm512_castsi512_ps(a),
-                _mm512_castsi512_ps(b),
-            ))
-        }
-    }
-    #[inline(always)]
-    fn mul_f32(self, a: __m512i, scale: f32) -> __m512i {
-        // SAFETY: see the impl.
-        unsafe { _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(a), _mm512_set1_ps(scale))) }
-    }
-    #[inline(always)]
     fn max(self, a: __m512i, b: __m512i) -> __m512i {
         // SAFETY: see the impl.
         unsafe { _mm512_max_epi32(a, b) }

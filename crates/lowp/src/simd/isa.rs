@@ -41,10 +41,6 @@ pub(crate) trait Isa: Copy {
     fn select(self, m: Self::M, t: Self::V, f: Self::V) -> Self::V;
     /// Lanes as f32, added as f32 (rounding to nearest even), as bits.
     fn add_f32(self, a: Self::V, b: Self::V) -> Self::V;
-    /// Lanes as f32, `a - b` as f32, as bits.
-    fn sub_f32(self, a: Self::V, b: Self::V) -> Self::V;
-    /// Lanes as f32, multiplied by `scale`, as bits.
-    fn mul_f32(self, a: Self::V, scale: f32) -> Self::V;
     /// The larger of each pair of lanes, as signed integers.
     fn max(self, a: Self::V, b: Self::V) -> Self::V;
     /// Lanes as integers, converted to f32 and multiplied by `scale`, as bits.

@@ -21,14 +21,17 @@ pub(crate) fn narrow<I: Isa>(isa: I, plan: &NarrowPlan, x: I::V, saturate: bool)
         Method::Float {
             emin_field,
             c_add,
-            scale,
+            code_bias,
         } => {
             let c = isa.add(
                 isa.max(isa.and(abs, s(0x7f80_0000)), s(emin_field)),
                 s(c_add),
             );
-            let rounded = isa.sub_f32(isa.add_f32(abs, c), c);
-            isa.shr(isa.mul_f32(rounded, scale), plan.shift)
+            // `|x| + c` is rounded by the FPU onto the format's grid, and its bits above c's
+            // count the format's quanta: the code, once the exponent is put back (see
+            // `Method::Float`). Integer steps from there on: no f32 subnormal is ever made.
+            let quanta = isa.sub(isa.add_f32(abs, c), c);
+            isa.add(quanta, isa.sub(isa.shr(c, plan.shift), s(code_bias)))
         }
         Method::Integer => {
             let parity = if plan.parity {

@@ -52,18 +52,21 @@ pub(crate) enum Method {
     /// bf16, the top half of an f32: the integer trick on the whole word, sign included.
     TopHalf,
     /// By the FPU: `c = 2^(e + shift)` for the lane's exponent `e` (at least the format's
-    /// smallest normal exponent) has an ulp equal to the format's quantum at `e`, so `(|x| + c)
-    /// - c` rounds `|x|` to the format's grid, to nearest even, subnormals included. Scaling by
-    /// `2^(bias - 127)` then makes the f32 exponent field the format's (the format's
-    /// subnormals become f32 subnormals with their mantissa bits in the same place), and a
-    /// shift gives the code. Needs `c` to stay finite over the format's range.
+    /// smallest normal exponent `emin`) has an ulp equal to the format's quantum at `e`, so
+    /// adding `|x| + c` rounds `|x|` to the format's grid, to nearest even, subnormals
+    /// included, and `bits(|x| + c) - bits(c)` is the rounded `|x|` in quanta: the significand
+    /// `M` (leading bit included, `2^(m+1)` after a carry) in the normal range, the subnormal's
+    /// code below it. The code is then `M + ((max(e, emin) + bias - 1) << m)` (the added
+    /// exponent is 0 for subnormals, and a carry lands in the next binade by itself), and
+    /// `(max(e, emin) + bias - 1) << m = bits(c) >> shift - code_bias`. Needs `c` to stay
+    /// finite over the format's range.
     Float {
         /// The f32 exponent field of the format's smallest normal exponent, in place.
         emin_field: u32,
         /// `shift` in the exponent field.
         c_add: u32,
-        /// `2^(bias - 127)`.
-        scale: f32,
+        /// `(shift + 128 - bias) << m`.
+        code_bias: u32,
     },
     /// By integer operations: add just under half an ulp plus the kept last bit, shift,
     /// rebias; below the normal range as [`Below`] says.
@@ -171,7 +174,7 @@ impl NarrowPlan {
             Method::Float {
                 emin_field: ((fmt.min_exponent() + 127) as u32) << 23,
                 c_add: shift << 23,
-                scale: f32::from_bits(((fmt.bias - 127 + 127) as u32) << 23),
+                code_bias: ((shift as i32 + 128 - fmt.bias) as u32) << man,
             }
         } else {
             Method::Integer
