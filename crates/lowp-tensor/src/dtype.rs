@@ -1,0 +1,249 @@
+//! Data types: what a tensor's elements are, and the key by which kernels are found.
+
+use crate::error::Error;
+use lowp::format::Format;
+use std::fmt;
+use std::str::FromStr;
+
+/// Generates [`DType`] from one list: variant, name, element type and storage size.
+macro_rules! dtypes {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $ty:ty, $bytes:literal; )*) => {
+        /// The data type of a tensor's elements.
+        ///
+        /// Every number format of the `lowp` crate, plus the machine types a model needs beside
+        /// them. The dtype is the key by which the [`crate::Registry`] finds the kernel
+        /// specialised for it, as the float16 design doc asks.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum DType {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl DType {
+            /// Every dtype, in the order tables list them: the lowp formats (as `lowp formats`
+            /// lists them), then f32, f64, the integers and bool.
+            pub const ALL: &'static [DType] = &[$(DType::$variant),*];
+
+            /// The canonical name (`"f16"`, `"f8e4m3fn"`, `"i64"`, `"bool"`).
+            pub const fn name(self) -> &'static str {
+                match self { $(DType::$variant => $name,)* }
+            }
+
+            /// Bytes per element in a tensor's storage. FP6 and FP4 values take a byte each
+            /// (their bits in the low end), as in the `lowp` crate; see [`DType::bits`].
+            pub const fn size(self) -> usize {
+                match self { $(DType::$variant => $bytes,)* }
+            }
+        }
+
+        $(
+            impl crate::element::sealed::Sealed for $ty {}
+        )*
+
+        /// Calls `$m!(Variant, type)` for every dtype.
+        macro_rules! for_each_dtype {
+            ($m:ident) => { $( $m!($variant, $ty); )* };
+        }
+        pub(crate) use for_each_dtype;
+    };
+}
+
+dtypes! {
+    /// IEEE binary16 (`lowp::f16`).
+    F16 = "f16", lowp::f16, 2;
+    /// bfloat16 (`lowp::bf16`).
+    BF16 = "bf16", lowp::bf16, 2;
+    /// OCP FP8 E4M3 (`lowp::f8e4m3fn`).
+    F8E4M3FN = "f8e4m3fn", lowp::f8e4m3fn, 1;
+    /// OCP FP8 E5M2 (`lowp::f8e5m2`).
+    F8E5M2 = "f8e5m2", lowp::f8e5m2, 1;
+    /// FP8 E4M3 FNUZ (`lowp::f8e4m3fnuz`).
+    F8E4M3FNUZ = "f8e4m3fnuz", lowp::f8e4m3fnuz, 1;
+    /// FP8 E5M2 FNUZ (`lowp::f8e5m2fnuz`).
+    F8E5M2FNUZ = "f8e5m2fnuz", lowp::f8e5m2fnuz, 1;
+    /// IEEE-like FP8 E4M3 (`lowp::f8e4m3`).
+    F8E4M3 = "f8e4m3", lowp::f8e4m3, 1;
+    /// IEEE-like FP8 E3M4 (`lowp::f8e3m4`).
+    F8E3M4 = "f8e3m4", lowp::f8e3m4, 1;
+    /// The MX scale type E8M0 (`lowp::f8e8m0fnu`).
+    F8E8M0FNU = "f8e8m0fnu", lowp::f8e8m0fnu, 1;
+    /// MX FP6 E2M3 (`lowp::f6e2m3fn`).
+    F6E2M3FN = "f6e2m3fn", lowp::f6e2m3fn, 1;
+    /// MX FP6 E3M2 (`lowp::f6e3m2fn`).
+    F6E3M2FN = "f6e3m2fn", lowp::f6e3m2fn, 1;
+    /// MX FP4 E2M1 (`lowp::f4e2m1fn`).
+    F4E2M1FN = "f4e2m1fn", lowp::f4e2m1fn, 1;
+    /// IEEE binary32.
+    F32 = "f32", f32, 4;
+    /// IEEE binary64.
+    F64 = "f64", f64, 8;
+    /// 8-bit signed integer.
+    I8 = "i8", i8, 1;
+    /// 32-bit signed integer.
+    I32 = "i32", i32, 4;
+    /// 64-bit signed integer.
+    I64 = "i64", i64, 8;
+    /// 8-bit unsigned integer.
+    U8 = "u8", u8, 1;
+    /// Boolean.
+    Bool = "bool", bool, 1;
+}
+
+impl DType {
+    /// The floating-point dtypes, in [`DType::ALL`]'s order.
+    pub fn floats() -> impl Iterator<Item = DType> {
+        DType::ALL.iter().copied().filter(|d| d.is_float())
+    }
+
+    /// The lowp format of this dtype, if it is one (`None` for f32, f64, integers and bool).
+    pub fn format(self) -> Option<&'static Format> {
+        lowp::format::formats::ALL
+            .iter()
+            .find(|f| f.name == self.name())
+    }
+
+    /// Whether the elements are floating-point numbers (a lowp format, f32 or f64).
+    pub fn is_float(self) -> bool {
+        self.format().is_some() || matches!(self, DType::F32 | DType::F64)
+    }
+
+    /// Whether the elements are integers (bool is not).
+    pub fn is_int(self) -> bool {
+        matches!(self, DType::I8 | DType::I32 | DType::I64 | DType::U8)
+    }
+
+    /// Significant storage bits per element: 6 for FP6, 4 for FP4, `8 * size` otherwise.
+    pub fn bits(self) -> u32 {
+        match self.format() {
+            Some(f) => f.total_bits(),
+            None if self == DType::Bool => 1,
+            None => 8 * self.size() as u32,
+        }
+    }
+
+    /// The type reductions accumulate in, the seeds' `MPTypeTrait`: f32 for every 16-, 8-, 6-
+    /// and 4-bit float and for f32 itself, f64 for f64, i64 for the integers and bool (as
+    /// NumPy sums them).
+    pub fn accumulation(self) -> DType {
+        match self {
+            DType::F64 => DType::F64,
+            d if d.is_float() => DType::F32,
+            _ => DType::I64,
+        }
+    }
+
+    /// The type element-wise math is evaluated in before rounding once to the output: the
+    /// accumulation type f32 for the 16-bit and narrower formats, as the seeds prescribe, and
+    /// f64 for f32 and f64, so that an f32 result is within one ulp too, and for E8M0, whose
+    /// powers of two down to 2^-127 multiply out of f32's range (`None` for integers and
+    /// bool, which have no element-wise math).
+    pub fn compute(self) -> Option<DType> {
+        match self {
+            DType::F32 | DType::F64 | DType::F8E8M0FNU => Some(DType::F64),
+            d if d.is_float() => Some(DType::F32),
+            _ => None,
+        }
+    }
+
+    /// The valid names, comma separated, for error messages.
+    pub fn names() -> String {
+        DType::ALL
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for DType {
+    type Err = Error;
+
+    /// Parses a dtype name, ignoring case and underscores: the canonical names, ml_dtypes' and
+    /// NumPy's (`float8_e4m3fn`, `bfloat16`, `float16`, `float32`, `int64`, `uint8`, ...) and
+    /// `half`, `float`, `double`.
+    ///
+    /// ```
+    /// use lowp_tensor::DType;
+    /// assert_eq!("bfloat16".parse::<DType>().unwrap(), DType::BF16);
+    /// assert_eq!("Float8_E4M3FN".parse::<DType>().unwrap(), DType::F8E4M3FN);
+    /// assert_eq!("int64".parse::<DType>().unwrap(), DType::I64);
+    /// let err = "f7".parse::<DType>().unwrap_err().to_string();
+    /// assert!(err.contains("'f7'") && err.contains("f8e4m3fn"));
+    /// ```
+    fn from_str(s: &str) -> Result<DType, Error> {
+        if let Some(f) = lowp::format::format_by_name(s) {
+            return Ok(DType::ALL
+                .iter()
+                .copied()
+                .find(|d| d.name() == f.name)
+                .expect("every lowp format is a dtype"));
+        }
+        let key: String = s
+            .chars()
+            .filter(|&c| c != '_')
+            .flat_map(char::to_lowercase)
+            .collect();
+        let found = match key.as_str() {
+            "f32" | "float32" | "float" => DType::F32,
+            "f64" | "float64" | "double" => DType::F64,
+            "i8" | "int8" => DType::I8,
+            "i32" | "int32" | "int" => DType::I32,
+            "i64" | "int64" | "long" => DType::I64,
+            "u8" | "uint8" => DType::U8,
+            "bool" | "boolean" => DType::Bool,
+            _ => return Err(Error::UnknownDType(s.to_string())),
+        };
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back() {
+        for &d in DType::ALL {
+            assert_eq!(d.name().parse::<DType>().unwrap(), d);
+            assert_eq!(d.name().to_uppercase().parse::<DType>().unwrap(), d);
+        }
+        assert_eq!(DType::ALL.len(), 19);
+    }
+
+    #[test]
+    fn the_formats_are_lowps_in_its_order() {
+        let formats: Vec<&str> = DType::ALL
+            .iter()
+            .filter_map(|d| d.format())
+            .map(|f| f.name)
+            .collect();
+        let lowp: Vec<&str> = lowp::format::formats::ALL.iter().map(|f| f.name).collect();
+        assert_eq!(formats, lowp);
+        assert_eq!(DType::floats().count(), 14);
+    }
+
+    #[test]
+    fn accumulation_and_compute_types() {
+        assert_eq!(DType::F16.accumulation(), DType::F32);
+        assert_eq!(DType::F4E2M1FN.accumulation(), DType::F32);
+        assert_eq!(DType::F32.accumulation(), DType::F32);
+        assert_eq!(DType::F64.accumulation(), DType::F64);
+        assert_eq!(DType::U8.accumulation(), DType::I64);
+        assert_eq!(DType::BF16.compute(), Some(DType::F32));
+        assert_eq!(DType::F32.compute(), Some(DType::F64));
+        assert_eq!(DType::I32.compute(), None);
+    }
+
+    #[test]
+    fn sizes_and_bits() {
+        assert_eq!((DType::BF16.size(), DType::BF16.bits()), (2, 16));
+        assert_eq!((DType::F6E2M3FN.size(), DType::F6E2M3FN.bits()), (1, 6));
+        assert_eq!((DType::F4E2M1FN.size(), DType::F4E2M1FN.bits()), (1, 4));
+        assert_eq!((DType::I64.size(), DType::Bool.bits()), (8, 1));
+    }
+}

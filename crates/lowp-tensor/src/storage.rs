@@ -1,0 +1,98 @@
+//! A tensor's elements: one typed vector per dtype.
+
+use crate::dtype::{DType, for_each_dtype};
+
+/// Generates [`Storage`] with one variant per dtype.
+macro_rules! storage_enum {
+    ($($variant:ident: $ty:ty),* $(,)?) => {
+        /// The elements of a tensor, in row-major order, as a vector of the dtype's type.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Storage {
+            $(
+                #[doc = concat!("Elements of dtype `", stringify!($variant), "`.")]
+                $variant(Vec<$ty>),
+            )*
+        }
+
+        /// Evaluates `$e` with `$v` bound to the storage's vector, whatever its type.
+        macro_rules! with_vec {
+            ($s:expr, $v:ident => $e:expr) => {
+                match $s {
+                    $(Storage::$variant($v) => $e,)*
+                }
+            };
+        }
+        pub(crate) use with_vec;
+    };
+}
+
+storage_enum! {
+    F16: lowp::f16, BF16: lowp::bf16, F8E4M3FN: lowp::f8e4m3fn, F8E5M2: lowp::f8e5m2,
+    F8E4M3FNUZ: lowp::f8e4m3fnuz, F8E5M2FNUZ: lowp::f8e5m2fnuz, F8E4M3: lowp::f8e4m3,
+    F8E3M4: lowp::f8e3m4, F8E8M0FNU: lowp::f8e8m0fnu, F6E2M3FN: lowp::f6e2m3fn,
+    F6E3M2FN: lowp::f6e3m2fn, F4E2M1FN: lowp::f4e2m1fn, F32: f32, F64: f64, I8: i8, I32: i32,
+    I64: i64, U8: u8, Bool: bool,
+}
+
+impl Storage {
+    /// The dtype of the elements.
+    pub fn dtype(&self) -> DType {
+        fn of<T: crate::Element>(_: &[T]) -> DType {
+            T::DTYPE
+        }
+        with_vec!(self, v => of(v))
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        with_vec!(self, v => v.len())
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `len` zeros of `dtype` (bit pattern zero: +0 for floats, except E8M0 whose zero
+    /// pattern is 2^-127, since it has no zero).
+    pub fn zeroed(dtype: DType, len: usize) -> Storage {
+        macro_rules! arm {
+            ($variant:ident, $ty:ty) => {
+                if dtype == DType::$variant {
+                    return Storage::$variant(vec![<$ty>::default(); len]);
+                }
+            };
+        }
+        for_each_dtype!(arm);
+        unreachable!("every dtype has a storage variant")
+    }
+
+    /// Element `i` as an f64 (see [`crate::Element::to_f64`]), for display and tests.
+    pub fn get_f64(&self, i: usize) -> Option<f64> {
+        with_vec!(self, v => v.get(i).map(|&x| crate::Element::to_f64(x)))
+    }
+
+    /// Element `i` as the dtype's own `Display` shows it (the shortest decimal that reads
+    /// back, for the lowp formats).
+    pub fn display(&self, i: usize) -> Option<String> {
+        with_vec!(self, v => v.get(i).map(|x| x.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dtype_round_trips_through_zeroed() {
+        for &d in DType::ALL {
+            let s = Storage::zeroed(d, 3);
+            assert_eq!(s.dtype(), d);
+            assert_eq!(s.len(), 3);
+            assert!(!s.is_empty());
+        }
+        assert_eq!(Storage::zeroed(DType::F16, 2).get_f64(1), Some(0.0));
+        assert_eq!(Storage::zeroed(DType::Bool, 2).display(0).unwrap(), "false");
+        assert_eq!(Storage::zeroed(DType::F16, 2).get_f64(2), None);
+    }
+}

@@ -1,0 +1,329 @@
+//! Every element-wise op on every float dtype, against f64 references computed on the same
+//! (already rounded) inputs: every value of every lowp format, and samples of f32 and f64.
+//!
+//! * The ops the compute type evaluates exactly or correctly rounded (sqrt, reciprocal,
+//!   square, abs, floor, ceil, round, relu, and `+ - * /`) must give the correctly rounded
+//!   result: half an ulp.
+//! * Every other op must be faithful: the nearest value of the output format to the exact
+//!   result, or one of the two that bracket it (within one ulp).
+//!
+//! The reference values are f64 (errors near 2^-53), far more precise than any output but
+//! f64's; f64 outputs are compared with them in f64 ulps.
+
+mod common;
+
+use common::*;
+use lowp::LowpFloat;
+use lowp_tensor::ops::{BINARY_OPS, UNARY_OPS};
+use lowp_tensor::{FloatElement, Tensor};
+
+/// The Taylor series of `x - tanh(x)` to x^45: the reference near 0, where the f64 naive
+/// form cancels.
+fn tanh_shrink_reference(x: f64) -> f64 {
+    const C: [f64; 22] = [
+        0.3333333333333333,
+        -0.13333333333333333,
+        0.05396825396825397,
+        -0.021869488536155203,
+        0.008863235529902197,
+        -0.003592128036572481,
+        0.0014558343870513183,
+        -0.000590027440945586,
+        0.00023912911424355248,
+        -9.691537956929451e-05,
+        3.927832388331683e-05,
+        -1.5918905069328964e-05,
+        6.451689215655431e-06,
+        -2.6147711512907546e-06,
+        1.0597268320104654e-06,
+        -4.294911078273806e-07,
+        1.7406618963571648e-07,
+        -7.054636946400968e-08,
+        2.859136662305254e-08,
+        -1.1587644432798853e-08,
+        4.6962953982309016e-09,
+        -1.903336833931276e-09,
+    ];
+    if x.abs() < 0.5 {
+        let x2 = x * x;
+        C.iter().rev().fold(0.0, |acc, &c| acc * x2 + c) * x2 * x
+    } else {
+        x - x.tanh()
+    }
+}
+
+/// The logistic function, without overflow or underflow to 0 for large negative `x`.
+fn logistic(x: f64) -> f64 {
+    if x < 0.0 {
+        x.exp() / (1.0 + x.exp())
+    } else {
+        1.0 / (1.0 + (-x).exp())
+    }
+}
+
+/// The f64 reference of each op, and whether the op must be correctly rounded.
+fn reference(op: &str) -> (fn(f64) -> f64, bool) {
+    match op {
+        "sin" => (f64::sin, false),
+        "cos" => (f64::cos, false),
+        "tan" => (f64::tan, false),
+        "asin" => (f64::asin, false),
+        "acos" => (f64::acos, false),
+        "atan" => (f64::atan, false),
+        "sinh" => (f64::sinh, false),
+        "cosh" => (f64::cosh, false),
+        "tanh" => (f64::tanh, false),
+        "asinh" => (libm::asinh, false),
+        // libm's acosh (from musl) returns numbers for x <= -2; the domain is x >= 1.
+        "acosh" => (|x| if x < 1.0 { f64::NAN } else { libm::acosh(x) }, false),
+        "atanh" => (libm::atanh, false),
+        "exp" => (f64::exp, false),
+        "expm1" => (f64::exp_m1, false),
+        "log" => (f64::ln, false),
+        "log2" => (f64::log2, false),
+        "log10" => (f64::log10, false),
+        "log1p" => (f64::ln_1p, false),
+        "sqrt" => (f64::sqrt, true),
+        "rsqrt" => (|x| 1.0 / x.sqrt(), false),
+        "reciprocal" => (|x| 1.0 / x, true),
+        "square" => (|x| x * x, true),
+        "abs" => (f64::abs, true),
+        "floor" => (f64::floor, true),
+        "ceil" => (f64::ceil, true),
+        "round" => (f64::round_ties_even, true),
+        "relu" => (|x| if x > 0.0 || x.is_nan() { x } else { 0.0 }, true),
+        "sigmoid" => (logistic, false),
+        "logsigmoid" => (
+            |x| {
+                if x < -30.0 {
+                    x - x.exp().ln_1p()
+                } else {
+                    -(-x).exp().ln_1p()
+                }
+            },
+            false,
+        ),
+        "silu" => (|x| x * logistic(x), false),
+        "softsign" => (|x| x / (1.0 + x.abs()), false),
+        "tanh_shrink" => (tanh_shrink_reference, false),
+        "gelu" => (
+            |x| 0.5 * x * libm::erfc(-x / std::f64::consts::SQRT_2),
+            false,
+        ),
+        other => panic!("no reference for {other}"),
+    }
+}
+
+/// Every op on every value of a lowp format.
+fn every_op_on_every_value<T: LowpFloat + FloatElement>() {
+    let xs = every_value::<T>();
+    let input = tensor(&xs);
+    for &op in UNARY_OPS {
+        let (f, exact) = reference(op);
+        let out = input.unary(op).unwrap();
+        assert_eq!(out.dtype(), T::DTYPE);
+        let out = out.to_vec::<T>().unwrap();
+        let mut off = Vec::new();
+        for (&x, &r) in xs.iter().zip(&out) {
+            let want = f(LowpFloat::to_f64(x));
+            let ok = if exact {
+                correctly_rounded(r, want)
+            } else {
+                faithful(r, want)
+            };
+            if !ok {
+                off.push((x, r, want));
+            }
+        }
+        assert!(
+            off.is_empty(),
+            "{op} in {}: {} results off, first {:?}",
+            T::FORMAT.name,
+            off.len(),
+            off.first()
+        );
+    }
+}
+
+#[test]
+fn every_unary_op_on_every_value_of_every_lowp_format() {
+    macro_rules! check {
+        ($t:ty) => {
+            every_op_on_every_value::<$t>();
+        };
+    }
+    for_each_lowp!(check);
+}
+
+#[test]
+fn every_unary_op_on_f32_samples() {
+    let xs = f32_samples(20_000);
+    let input = tensor(&xs);
+    for &op in UNARY_OPS {
+        let (f, exact) = reference(op);
+        let out = input.unary(op).unwrap().to_vec::<f32>().unwrap();
+        for (&x, &r) in xs.iter().zip(&out) {
+            let want = f(x as f64);
+            let ok = if exact {
+                correctly_rounded_f32(r, want)
+            } else {
+                faithful_f32(r, want)
+            };
+            assert!(ok, "{op}({x:e}) = {r:e}, want {want:e}");
+        }
+    }
+}
+
+/// f64 outputs have no wider reference here: the ops that are one call of the f64 function
+/// must equal it, and the others (written in another, stabler form) stay within a few ulps.
+#[test]
+fn every_unary_op_on_f64_samples() {
+    let xs: Vec<f64> = f32_samples(20_000)
+        .iter()
+        .map(|&x| x as f64 * 1.1)
+        .collect();
+    let input = tensor(&xs);
+    for &op in UNARY_OPS {
+        let (f, _) = reference(op);
+        let tolerance = match op {
+            "sigmoid" | "logsigmoid" | "silu" | "tanh_shrink" => 16,
+            _ => 0,
+        };
+        let out = input.unary(op).unwrap().to_vec::<f64>().unwrap();
+        for (&x, &r) in xs.iter().zip(&out) {
+            let want = f(x);
+            // erfc's condition number is about 2 z^2 for z = -x / sqrt 2, so the rounding of
+            // z moves gelu by up to 4 z^2 = 2 x^2 ulps per ulp of z, in any f64 evaluation;
+            // ours (x times 1/sqrt 2) and the reference's (x over sqrt 2) differ by up to two.
+            let tolerance = if op == "gelu" {
+                16 + (4.0 * x * x) as u64
+            } else {
+                tolerance
+            };
+            assert!(
+                ulps_f64(r, want) <= tolerance,
+                "{op}({x:e}) = {r:e}, want {want:e}"
+            );
+        }
+    }
+}
+
+/// IEEE 754's `maximum`: NaN if either is, +0 of ±0.
+fn ieee_maximum(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x == y {
+        if x.is_sign_negative() { y } else { x }
+    } else {
+        x.max(y)
+    }
+}
+
+/// `+ - * /`, maximum and minimum correctly rounded, pow faithful, for every pair of values of
+/// every format of 8 bits or fewer.
+fn every_pair<T: LowpFloat + FloatElement>() {
+    let xs = every_value::<T>();
+    let n = xs.len();
+    let a: Vec<T> = (0..n * n).map(|i| xs[i / n]).collect();
+    let b: Vec<T> = (0..n * n).map(|i| xs[i % n]).collect();
+    let (ta, tb) = (tensor(&a), tensor(&b));
+    for &op in BINARY_OPS {
+        let out = ta.binary(op, &tb).unwrap().to_vec::<T>().unwrap();
+        for i in 0..n * n {
+            let (x, y) = (LowpFloat::to_f64(a[i]), LowpFloat::to_f64(b[i]));
+            let (want, exact) = match op {
+                "add" => (x + y, true),
+                "sub" => (x - y, true),
+                "mul" => (x * y, true),
+                "div" => (x / y, true),
+                "maximum" => (ieee_maximum(x, y), true),
+                "minimum" => (-ieee_maximum(-x, -y), true),
+                "pow" => (x.powf(y), false),
+                other => panic!("no reference for {other}"),
+            };
+            let r = out[i];
+            let ok = if exact {
+                correctly_rounded(r, want)
+            } else {
+                faithful(r, want)
+            };
+            assert!(
+                ok,
+                "{op}({x}, {y}) in {}: {r:?}, want {want}",
+                T::FORMAT.name
+            );
+        }
+    }
+}
+
+#[test]
+fn binary_ops_on_every_pair_of_every_narrow_format() {
+    macro_rules! check {
+        ($t:ty) => {
+            if <$t as LowpFloat>::FORMAT.total_bits() <= 8 {
+                every_pair::<$t>();
+            }
+        };
+    }
+    for_each_lowp!(check);
+}
+
+/// 16-bit formats: every value against a spread of partners (each value with 64 others).
+fn many_pairs<T: LowpFloat + FloatElement>() {
+    let xs = every_value::<T>();
+    let partners: Vec<T> = xs.iter().step_by(xs.len() / 64).copied().collect();
+    for &y in &partners {
+        let b = Tensor::scalar(y);
+        let a = tensor(&xs);
+        for op in ["add", "sub", "mul", "div"] {
+            let out = a.binary(op, &b).unwrap().to_vec::<T>().unwrap();
+            for (&x, &r) in xs.iter().zip(&out) {
+                let (x, yv) = (LowpFloat::to_f64(x), LowpFloat::to_f64(y));
+                let want = match op {
+                    "add" => x + yv,
+                    "sub" => x - yv,
+                    "mul" => x * yv,
+                    _ => x / yv,
+                };
+                assert!(
+                    correctly_rounded(r, want),
+                    "{op}({x}, {yv}) in {}: {r:?}",
+                    T::FORMAT.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn arithmetic_is_correctly_rounded_for_f16_and_bf16() {
+    many_pairs::<lowp::f16>();
+    many_pairs::<lowp::bf16>();
+}
+
+#[test]
+fn f32_arithmetic_matches_native_f32() {
+    let xs = f32_samples(10_000);
+    let ys: Vec<f32> = xs.iter().rev().copied().collect();
+    let (a, b) = (tensor(&xs), tensor(&ys));
+    type Native = fn(f32, f32) -> f32;
+    let native: [(&str, Native); 4] = [
+        ("add", |x, y| x + y),
+        ("sub", |x, y| x - y),
+        ("mul", |x, y| x * y),
+        ("div", |x, y| x / y),
+    ];
+    for (op, f) in native {
+        let out = a.binary(op, &b).unwrap().to_vec::<f32>().unwrap();
+        for i in 0..xs.len() {
+            let want = f(xs[i], ys[i]);
+            assert!(
+                out[i].to_bits() == want.to_bits() || (out[i].is_nan() && want.is_nan()),
+                "{op}({}, {}) = {} not {want}",
+                xs[i],
+                ys[i],
+                out[i]
+            );
+        }
+    }
+}

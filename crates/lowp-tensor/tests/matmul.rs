@@ -1,0 +1,242 @@
+//! Matrix products against f64 references within the dot-product bound, the AVX2 path
+//! against the portable one bit for bit, batching, and bad shapes.
+
+mod common;
+
+use lowp::{LowpFloat, Rounding};
+use lowp_tensor::{DType, FloatElement, SimdPath, Tensor, matmul_on};
+
+/// `gamma_k = k u / (1 - k u)` for f32's unit roundoff.
+fn gamma(k: usize, u: f64) -> f64 {
+    let ku = k as f64 * u;
+    ku / (1.0 - ku)
+}
+
+/// The distance between the values of `T` below and above `x` (see `reductions.rs`).
+fn spacing<T: LowpFloat>(x: f64) -> f64 {
+    let up = T::from_f64_round(x.next_up(), Rounding::TowardPositive);
+    let down = T::from_f64_round(x.next_down(), Rounding::TowardNegative);
+    LowpFloat::to_f64(up) - LowpFloat::to_f64(down)
+}
+
+/// Each element of `a x b` (f64 values of shapes `m x k`, `k x n`) with `sum |a||b|`.
+fn reference(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            let (mut s, mut abs) = (0.0, 0.0);
+            for p in 0..k {
+                s += a[i * k + p] * b[p * n + j];
+                abs += (a[i * k + p] * b[p * n + j]).abs();
+            }
+            out.push((s, abs));
+        }
+    }
+    out
+}
+
+/// `a x b` in `T` is within `gamma_k sum |a||b|` (plus the f64 reference's own error and the
+/// final rounding) of the exact product, for shapes that cross every block edge.
+fn within_bound<T: LowpFloat + FloatElement>(u: f64) {
+    for (idx, &(m, k, n)) in [
+        (1, 1, 1),
+        (7, 3, 5),
+        (6, 16, 16),
+        (13, 257, 33),
+        (100, 300, 270),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, T::DTYPE, idx as u64).unwrap();
+        let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, T::DTYPE, 100 + idx as u64).unwrap();
+        let c = a.matmul(&b).unwrap();
+        assert_eq!(c.shape(), &[m, n]);
+        assert_eq!(c.dtype(), T::DTYPE);
+        let got = c.to_f64_vec();
+        let want = reference(&a.to_f64_vec(), &b.to_f64_vec(), m, k, n);
+        for (g, &(exact, abs)) in got.iter().zip(&want) {
+            let acc = gamma(k, u) * abs + gamma(k, 2f64.powi(-53)) * abs;
+            let bound = acc + spacing::<T>(exact.abs() + acc) / 2.0;
+            assert!(
+                (g - exact).abs() <= bound,
+                "{} {m}x{k}x{n}: {g} vs {exact} (bound {bound})",
+                T::FORMAT.name
+            );
+        }
+    }
+}
+
+#[test]
+fn products_are_within_the_dot_product_bound() {
+    within_bound::<lowp::f16>(2f64.powi(-24));
+    within_bound::<lowp::bf16>(2f64.powi(-24));
+    within_bound::<lowp::f8e4m3fn>(2f64.powi(-24));
+    within_bound::<lowp::f8e5m2>(2f64.powi(-24));
+}
+
+#[test]
+fn f32_and_f64_products_are_within_the_bound() {
+    let (m, k, n) = (37, 290, 41);
+    for (dtype, u) in [(DType::F32, 2f64.powi(-24)), (DType::F64, 2f64.powi(-53))] {
+        let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, dtype, 1).unwrap();
+        let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, dtype, 2).unwrap();
+        let got = a.matmul(&b).unwrap().to_f64_vec();
+        let want = reference(&a.to_f64_vec(), &b.to_f64_vec(), m, k, n);
+        for (g, &(exact, abs)) in got.iter().zip(&want) {
+            // f32: the bound and the final rounding of f32 itself is none (it is the Acc);
+            // f64: the reference is no better than the result, so twice the bound.
+            let bound = 2.0 * gamma(k, u) * abs + gamma(k, 2f64.powi(-53)) * abs;
+            assert!((g - exact).abs() <= bound, "{dtype}: {g} vs {exact}");
+        }
+    }
+}
+
+/// The AVX2 path is the portable source compiled with FMA: the same bits on every input.
+#[test]
+fn the_avx2_path_equals_the_portable_path_bit_for_bit() {
+    if !SimdPath::Avx2Fma.is_supported() {
+        eprintln!("this CPU has no AVX2+FMA: only the portable path runs");
+        return;
+    }
+    for dtype in [
+        DType::F32,
+        DType::BF16,
+        DType::F16,
+        DType::F64,
+        DType::F8E5M2,
+    ] {
+        for &(m, k, n) in &[(1, 1, 1), (5, 7, 17), (20, 300, 40), (97, 33, 300)] {
+            let a = Tensor::rand_normal(&[m, k], 0.0, 3.0, dtype, 5).unwrap();
+            let b = Tensor::rand_normal(&[k, n], 0.0, 3.0, dtype, 6).unwrap();
+            let fast = matmul_on(SimdPath::Avx2Fma, &a, &b).unwrap();
+            let slow = matmul_on(SimdPath::Portable, &a, &b).unwrap();
+            assert_eq!(fast, slow, "{dtype} {m}x{k}x{n}");
+        }
+    }
+}
+
+/// Every element is one ordered chain of fused multiply-adds from 0: for f32, exactly what
+/// a scalar loop of `mul_add` gives, whatever the blocking.
+#[test]
+fn each_element_is_an_ordered_fma_chain() {
+    let (m, k, n) = (9, 600, 35);
+    let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, DType::F32, 8).unwrap();
+    let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, DType::F32, 9).unwrap();
+    let (av, bv) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+    let got = a.matmul(&b).unwrap().to_vec::<f32>().unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let chain = (0..k).fold(0f32, |c, p| av[i * k + p].mul_add(bv[p * n + j], c));
+            assert_eq!(got[i * n + j].to_bits(), chain.to_bits(), "({i}, {j})");
+        }
+    }
+}
+
+#[test]
+fn batched_products_broadcast_the_batch_axes() {
+    let a = Tensor::rand_normal(&[2, 1, 3, 4], 0.0, 1.0, DType::BF16, 1).unwrap();
+    let b = Tensor::rand_normal(&[5, 4, 2], 0.0, 1.0, DType::BF16, 2).unwrap();
+    let c = a.matmul(&b).unwrap();
+    assert_eq!(c.shape(), &[2, 5, 3, 2]);
+    let (av, bv, cv) = (a.to_f64_vec(), b.to_f64_vec(), c.to_f64_vec());
+    for i in 0..2 {
+        for j in 0..5 {
+            let lhs = Tensor::from_vec(av[i * 12..(i + 1) * 12].to_vec(), &[3, 4]).unwrap();
+            let rhs = Tensor::from_vec(bv[j * 8..(j + 1) * 8].to_vec(), &[4, 2]).unwrap();
+            let one = lhs
+                .cast(DType::BF16)
+                .unwrap()
+                .matmul(&rhs.cast(DType::BF16).unwrap())
+                .unwrap()
+                .to_f64_vec();
+            let at = (i * 5 + j) * 6;
+            assert_eq!(&cv[at..at + 6], &one[..], "batch ({i}, {j})");
+        }
+    }
+    // Many small products run in parallel over the batch; the results are the same.
+    let a = Tensor::rand_normal(&[300, 4, 5], 0.0, 1.0, DType::F16, 3).unwrap();
+    let b = Tensor::rand_normal(&[5, 6], 0.0, 1.0, DType::F16, 4).unwrap();
+    let c = a.matmul(&b).unwrap();
+    let first = a.to_f64_vec()[..20].to_vec();
+    let one = Tensor::from_vec(first, &[4, 5])
+        .unwrap()
+        .cast(DType::F16)
+        .unwrap()
+        .matmul(&b)
+        .unwrap();
+    assert_eq!(&c.to_f64_vec()[..24], &one.to_f64_vec()[..]);
+}
+
+#[test]
+fn special_values_follow_ieee() {
+    let a = Tensor::from_vec(vec![f32::INFINITY, 1.0, 0.0, 1.0], &[2, 2]).unwrap();
+    let b = Tensor::from_vec(vec![1.0f32, 0.0, 2.0, 3.0], &[2, 2]).unwrap();
+    let c = a
+        .cast(DType::F16)
+        .unwrap()
+        .matmul(&b.cast(DType::F16).unwrap())
+        .unwrap();
+    let v = c.to_f64_vec();
+    assert_eq!(v[0], f64::INFINITY); // inf*1 + 1*2
+    assert!(v[1].is_nan()); // inf*0 + 1*3
+    assert_eq!(&v[2..], [2.0, 3.0]);
+    // The f32 accumulator does not overflow where f16 steps would; the result does.
+    let big = Tensor::full(&[1, 4], 200.0, DType::F16).unwrap();
+    let col = Tensor::full(&[4, 1], 100.0, DType::F16).unwrap();
+    // 4 * 200 * 100 = 80000 is beyond f16's 65504.
+    assert_eq!(big.matmul(&col).unwrap().item().unwrap(), f64::INFINITY);
+    let col = Tensor::full(&[4, 1], 50.0, DType::F16).unwrap();
+    assert_eq!(big.matmul(&col).unwrap().item().unwrap(), 40000.0);
+}
+
+#[test]
+fn bad_operands_are_errors_naming_the_shapes() {
+    let a = Tensor::zeros(&[2, 3], DType::F16).unwrap();
+    let b = Tensor::zeros(&[4, 2], DType::F16).unwrap();
+    let err = a.matmul(&b).unwrap_err().to_string();
+    assert!(
+        err.contains("[2, 3]") && err.contains("[4, 2]") && err.contains("inner"),
+        "{err}"
+    );
+    let v = Tensor::zeros(&[3], DType::F16).unwrap();
+    let err = a.matmul(&v).unwrap_err().to_string();
+    assert!(err.contains("two axes"), "{err}");
+    let c = Tensor::zeros(&[3, 2], DType::BF16).unwrap();
+    let err = a.matmul(&c).unwrap_err().to_string();
+    assert!(err.contains("f16, bf16"), "{err}");
+    let x = Tensor::zeros(&[2, 2, 3], DType::F32).unwrap();
+    let y = Tensor::zeros(&[3, 3, 1], DType::F32).unwrap();
+    let err = x.matmul(&y).unwrap_err().to_string();
+    assert!(
+        err.contains("[2, 2, 3]") && err.contains("[3, 3, 1]"),
+        "{err}"
+    );
+    // Empty sizes are fine.
+    let e = Tensor::zeros(&[0, 3], DType::F32).unwrap();
+    let f = Tensor::zeros(&[3, 4], DType::F32).unwrap();
+    assert_eq!(e.matmul(&f).unwrap().shape(), &[0, 4]);
+    let g = Tensor::zeros(&[2, 0], DType::F32).unwrap();
+    let h = Tensor::zeros(&[0, 5], DType::F32).unwrap();
+    assert_eq!(g.matmul(&h).unwrap().to_f64_vec(), [0.0; 10]);
+}
+
+#[test]
+fn transpose_swaps_the_last_two_axes() {
+    let x = Tensor::arange(0.0, 12.0, 1.0, DType::I32)
+        .unwrap()
+        .reshape(&[2, 2, 3])
+        .unwrap();
+    let t = x.transpose().unwrap();
+    assert_eq!(t.shape(), &[2, 3, 2]);
+    assert_eq!(
+        t.to_vec::<i32>().unwrap(),
+        [0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11]
+    );
+    assert!(
+        Tensor::zeros(&[3], DType::F16)
+            .unwrap()
+            .transpose()
+            .is_err()
+    );
+}
