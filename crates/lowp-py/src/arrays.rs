@@ -230,6 +230,76 @@ impl<'py> Array<'py> {
     pub fn output<T: numpy::Element>(&self) -> Bound<'py, PyArrayDyn<T>> {
         PyArrayDyn::<T>::zeros(self.py, self.shape.as_slice(), self.fortran)
     }
+
+    /// The caller's array `out` to write a result of `kind` into, as `T` (the bits of a
+    /// format, or the floats): it must be a writeable NumPy array of this array's shape, laid
+    /// out in the same order, of the target's dtype (or its uint8/uint16 bits).
+    pub fn output_into<T: numpy::Element>(
+        &self,
+        func: &str,
+        out: &Bound<'py, PyAny>,
+        kind: Kind,
+    ) -> PyResult<Bound<'py, PyArrayDyn<T>>> {
+        let Ok(array) = out.cast::<PyUntypedArray>() else {
+            return Err(PyTypeError::new_err(format!(
+                "{func}: out= takes a NumPy array, not {}",
+                out.get_type().name()?
+            )));
+        };
+        if array.shape() != self.shape.as_slice() {
+            return Err(PyValueError::new_err(format!(
+                "{func}: out has shape {:?}, the array {:?}",
+                array.shape(),
+                self.shape
+            )));
+        }
+        // Element i of memory must be element i of the input: the same order, contiguous.
+        let same_order = if self.fortran {
+            array.is_fortran_contiguous()
+        } else {
+            array.is_c_contiguous()
+        };
+        if !same_order {
+            return Err(PyValueError::new_err(format!(
+                "{func}: out must be contiguous in the input's order ({}), like numpy.empty_like",
+                if self.fortran { "Fortran" } else { "C" }
+            )));
+        }
+        if !out
+            .getattr("flags")?
+            .getattr("writeable")?
+            .extract::<bool>()?
+        {
+            return Err(PyValueError::new_err(format!("{func}: out is read-only")));
+        }
+        let dtype = array.dtype();
+        let name: String = dtype.getattr("name")?.extract()?;
+        let fits = dtype.is_native_byteorder() != Some(false)
+            && match kind {
+                Kind::F32 => dtype.is_equiv_to(&numpy::dtype::<f32>(self.py)),
+                Kind::F64 => dtype.is_equiv_to(&numpy::dtype::<f64>(self.py)),
+                Kind::Format(f) => {
+                    let bits = bits_dtype(self.py, f);
+                    dtype.is_equiv_to(&bits)
+                        || (format_by_name(&name) == Some(f) && dtype.itemsize() == bits.itemsize())
+                }
+            };
+        if !fits {
+            return Err(PyTypeError::new_err(format!(
+                "{func}: out has dtype {name}; a {} result needs {}",
+                kind.name(),
+                match kind {
+                    Kind::Format(f) => format!(
+                        "the format's own dtype or {}",
+                        bits_dtype(self.py, f).getattr("name")?
+                    ),
+                    k => k.name().to_string(),
+                }
+            )));
+        }
+        let target = array.call_method1("view", (numpy::dtype::<T>(self.py),))?;
+        Ok(target.cast_into::<PyArrayDyn<T>>()?)
+    }
 }
 
 /// The kind of an array by its dtype alone.

@@ -52,13 +52,16 @@ const ROUNDINGS: [&str; 5] = ["nearest", "zero", "up", "down", "stochastic"];
 /// bits: return the uint8/uint16 bit patterns instead of the format's dtype.
 /// threads: None uses every core for arrays of 64Ki elements or more; 1 the calling thread;
 ///     n a pool of n threads. The GIL is released while converting.
+/// out: an array to write the result into (and return) instead of a new one: same shape,
+///     contiguous in the same order, of the target's dtype or its uint8/uint16 bits. Saves
+///     allocating, and the page faults of writing to fresh memory.
 ///
 /// Returns a new array of the same shape and order: float16 for f16; the ml_dtypes dtype of
 /// the format where ml_dtypes is installed, else its uint8/uint16 bits; float32/float64 for
 /// those targets. The result is written in place into the array returned (no copies), and
-/// equals ml_dtypes' astype bit for bit for float32 sources.
+/// equals ml_dtypes' astype bit for bit for float32 sources (NaN payloads aside).
 #[pyfunction]
-#[pyo3(signature = (array, to, rounding = "nearest", saturate = false, seed = None, *, source = None, bits = false, threads = None))]
+#[pyo3(signature = (array, to, rounding = "nearest", saturate = false, seed = None, *, source = None, bits = false, threads = None, out = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature, which keyword arguments make usable
 fn cast<'py>(
     array: &Bound<'py, PyAny>,
@@ -69,12 +72,19 @@ fn cast<'py>(
     source: Option<&Bound<'py, PyAny>>,
     bits: bool,
     threads: Option<&Bound<'py, PyAny>>,
+    out: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let target = arrays::kind_arg(to)?;
     let mode = mode_arg(rounding, seed)?;
     let input = Array::read("lowp.cast", array, source)?;
     let src = input.source()?;
     let threads = threads_arg(threads, src.len())?;
+    if bits && out.is_some() {
+        return Err(PyValueError::new_err(
+            "bits= and out= together: the dtype of out decides what is returned",
+        ));
+    }
+    let out = out.map(|o| Output { array: o, target });
     match target {
         Kind::F32 | Kind::F64 => {
             if mode != Mode::Nearest || saturate {
@@ -84,57 +94,102 @@ fn cast<'py>(
                 ));
             }
             if target == Kind::F32 {
-                widen_into::<f32>(&input, src, &threads)
+                widen_into::<f32>(&input, src, &threads, out)
             } else {
-                widen_into::<f64>(&input, src, &threads)
+                widen_into::<f64>(&input, src, &threads, out)
             }
         }
         Kind::Format(f) => {
             let how = How { mode, saturate };
-            with_format!(f, T => narrow_into::<T>(&input, src, how, &threads, bits))
+            with_format!(f, T => narrow_into::<T>(&input, src, how, &threads, bits, out))
         }
     }
 }
 
-/// Rounds `src` into a new array of `T`'s bits, viewed as `T`'s dtype unless `bits`.
+/// The caller's `out=` array and the target it is for.
+struct Output<'a, 'py> {
+    /// The array.
+    array: &'a Bound<'py, PyAny>,
+    /// What is written into it.
+    target: Kind,
+}
+
+/// Where a result goes.
+struct Destination<'py, E> {
+    /// The array written, as `E` (a view of `out=`, or a new array).
+    write: Bound<'py, numpy::PyArrayDyn<E>>,
+    /// The caller's `out=`, returned as it is.
+    given: Option<Bound<'py, PyAny>>,
+}
+
+/// `out` (seen as `E`) when given, else a new array.
+fn destination<'py, E: numpy::Element>(
+    input: &Array<'py>,
+    out: Option<Output<'_, 'py>>,
+) -> PyResult<Destination<'py, E>> {
+    Ok(match out {
+        Some(o) => Destination {
+            write: input.output_into::<E>("lowp.cast", o.array, o.target)?,
+            given: Some(o.array.clone()),
+        },
+        None => Destination {
+            write: input.output::<E>(),
+            given: None,
+        },
+    })
+}
+
+/// Writes `dst` with `fill`, without the GIL. A `dst` that overlaps the input (an `out=`
+/// sharing its memory) cannot be borrowed for writing: that is reported, not raced.
+fn fill<E: numpy::Element + Send>(
+    dst: &Bound<'_, numpy::PyArrayDyn<E>>,
+    fill: impl FnOnce(&mut [E]) + Send,
+) -> PyResult<()> {
+    let mut rw = dst.try_readwrite().map_err(|e| {
+        PyValueError::new_err(format!(
+            "lowp.cast: out cannot be written ({e}): does it overlap the input?"
+        ))
+    })?;
+    let slice = rw.as_slice_mut()?;
+    dst.py().detach(|| fill(slice));
+    Ok(())
+}
+
+/// Rounds `src` into `T`: into `out`, or a new array of `T`'s bits viewed as `T`'s dtype
+/// unless `bits`.
 fn narrow_into<'py, T: Stored>(
     input: &Array<'py>,
     src: Source<'_>,
     how: How,
     threads: &Threads,
     bits: bool,
+    out: Option<Output<'_, 'py>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = input.py;
-    let out = input.output::<T::Storage>();
-    {
-        let mut rw = out.try_readwrite()?;
-        let dst = rw.as_slice_mut()?;
-        py.detach(|| convert::narrow::<T>(src, dst, how, threads));
+    let dst = destination::<T::Storage>(input, out)?;
+    fill(&dst.write, |d| convert::narrow::<T>(src, d, how, threads))?;
+    if let Some(given) = dst.given {
+        return Ok(given);
     }
     if bits {
-        return Ok(out.into_any());
+        return Ok(dst.write.into_any());
     }
-    let dtype = arrays::result_dtype(py, &T::FORMAT)?;
-    out.call_method1("view", (dtype,))
+    let dtype = arrays::result_dtype(input.py, &T::FORMAT)?;
+    dst.write.call_method1("view", (dtype,))
 }
 
-/// Converts `src` into a new float32 or float64 array.
+/// Converts `src` into float32 or float64: into `out`, or a new array.
 fn widen_into<'py, W>(
     input: &Array<'py>,
     src: Source<'_>,
     threads: &Threads,
+    out: Option<Output<'_, 'py>>,
 ) -> PyResult<Bound<'py, PyAny>>
 where
     W: convert::Wide + convert::FromFloat + numpy::Element,
 {
-    let py = input.py;
-    let out = input.output::<W>();
-    {
-        let mut rw = out.try_readwrite()?;
-        let dst = rw.as_slice_mut()?;
-        py.detach(|| convert::widen(src, dst, threads));
-    }
-    Ok(out.into_any())
+    let dst = destination::<W>(input, out)?;
+    fill(&dst.write, |d| convert::widen(src, d, threads))?;
+    Ok(dst.given.unwrap_or_else(|| dst.write.into_any()))
 }
 
 /// The rounding mode `rounding` and `seed` ask for.

@@ -342,3 +342,43 @@ def test_every_name_ml_dtypes_uses():
         assert lowp.cast(x, dt.name).dtype == dt
     assert lowp.cast(x, "bfloat16").dtype == ml_dtypes.bfloat16
     assert lowp.cast(x, "half").dtype == np.float16
+
+
+def test_out_arrays():
+    x = RNG.standard_normal((64, 33)).astype(np.float32)
+    y = np.empty(x.shape, dtype=ml_dtypes.bfloat16)
+    assert lowp.cast(x, "bf16", out=y) is y
+    assert np.array_equal(y.view(np.uint16), ml_bits(x, "bf16"))
+    b = np.empty(x.shape, dtype=np.uint8)
+    assert lowp.cast(x, "f8e4m3fn", rounding="up", out=b) is b
+    assert np.array_equal(b, lowp_bits(x, "f8e4m3fn", rounding="up"))
+    back = np.empty(x.shape, dtype=np.float64)
+    assert lowp.cast(y, "float64", out=back) is back
+    assert np.array_equal(back, y.astype(np.float64))
+    f = np.asfortranarray(x)
+    fy = np.empty_like(f, dtype=np.float16)
+    lowp.cast(f, "f16", out=fy)
+    assert np.array_equal(fy, f.astype(np.float16))
+
+
+def test_bad_out_arrays():
+    x = np.float32([[1, 2], [3, 4]])
+    with pytest.raises(ValueError, match=r"out has shape \[4\], the array \[2, 2\]"):
+        lowp.cast(x, "bf16", out=np.empty(4, dtype=np.uint16))
+    with pytest.raises(TypeError, match="out has dtype uint8; a bf16 result needs the format's own dtype or uint16"):
+        lowp.cast(x, "bf16", out=np.empty((2, 2), dtype=np.uint8))
+    with pytest.raises(TypeError, match="a float32 result needs float32"):
+        lowp.cast(x, "float32", out=np.empty((2, 2), dtype=np.float64))
+    with pytest.raises(ValueError, match="contiguous in the input's order"):
+        lowp.cast(x, "bf16", out=np.empty((2, 2), dtype=np.uint16, order="F"))
+    ro = np.empty((2, 2), dtype=np.uint16)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        lowp.cast(x, "bf16", out=ro)
+    with pytest.raises(TypeError, match="out= takes a NumPy array"):
+        lowp.cast(x, "bf16", out=[0, 0, 0, 0])
+    with pytest.raises(ValueError, match="bits= and out= together"):
+        lowp.cast(x, "bf16", bits=True, out=np.empty((2, 2), dtype=np.uint16))
+    h = np.ones(8, dtype=np.float16)
+    with pytest.raises(ValueError, match="overlap"):
+        lowp.cast(h, "bf16", out=h.view(np.uint16))
