@@ -49,7 +49,7 @@ pub fn format_arg(what: &Bound<'_, PyAny>) -> PyResult<&'static Format> {
     match kind_arg(what)? {
         Kind::Format(f) => Ok(f),
         k => Err(PyValueError::new_err(format!(
-            "{} is not a lowp format; valid formats: {} (for float32 and float64 use numpy.finfo)",
+            "{} is not a lowp format; valid formats: {}",
             k.name(),
             format_names()
         ))),

@@ -101,8 +101,13 @@ impl Finfo {
     /// `lowp.finfo(format)`: the limits of a lowp format, by name or dtype.
     #[new]
     fn py_new(format: &Bound<'_, PyAny>) -> PyResult<Finfo> {
-        let fmt = crate::arrays::format_arg(format)?;
-        Finfo::of(format.py(), fmt)
+        match crate::arrays::kind_arg(format)? {
+            crate::arrays::Kind::Format(fmt) => Finfo::of(format.py(), fmt),
+            k => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "lowp.finfo describes lowp formats; for {} use numpy.finfo",
+                k.name()
+            ))),
+        }
     }
 
     fn __repr__(&self) -> String {

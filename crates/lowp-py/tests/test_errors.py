@@ -15,8 +15,10 @@ def test_unknown_format_names_the_valid_ones():
         lowp.cast(X, "float8_e4m3b11fnuz")
     with pytest.raises(ValueError, match="unknown format"):
         lowp.fit_report(X, "int8")
-    with pytest.raises(ValueError, match="numpy.finfo"):
+    with pytest.raises(ValueError, match="for float32 use numpy.finfo"):
         lowp.finfo("float32")
+    with pytest.raises(ValueError, match="float64 is not a lowp format; valid formats: f16"):
+        lowp.fit_report(X, np.float64)
     with pytest.raises(TypeError, match="by name"):
         lowp.cast(X, 3.5)
 
