@@ -142,8 +142,9 @@ const COLUMNS: [Column; 23] = [
 ];
 
 impl Report {
-    /// The table of all lines.
-    fn table(&self) -> Table {
+    /// The table of all lines (the Python module reads its cells directly, keeping infinities
+    /// that JSON turns into null).
+    pub fn table(&self) -> Table {
         Table {
             columns: COLUMNS.to_vec(),
             rows: self.lines.iter().map(row).collect(),

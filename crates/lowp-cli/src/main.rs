@@ -9,15 +9,10 @@
 #![forbid(unsafe_code)]
 
 mod bench;
-mod bits;
-mod error;
-mod formats;
-mod input;
-mod inspect;
-mod number;
-mod output;
-mod registry;
-mod rounding;
+
+// The reports live in the library half of this package (`src/lib.rs`), which the Python module
+// shares; bringing them in at the root keeps `crate::output` and the like working here.
+use lowp_cli::{error, formats, inspect, output, registry};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use error::CliError;
