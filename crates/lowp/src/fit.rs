@@ -22,6 +22,49 @@
 
 use crate::LowpFloat;
 
+mod sealed {
+    /// Only the types this module knows the range of are targets.
+    pub trait Sealed {}
+    impl<T: crate::LowpFloat> Sealed for T {}
+    impl Sealed for f32 {}
+}
+
+/// A type values are stored in and measured: any lowp format, or `f32` (for f64 sources
+/// narrowed to f32, which round and overflow like any other format).
+pub trait FitTarget: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The exact stored value.
+    fn stored(self) -> f64;
+    /// The range of the type.
+    #[doc(hidden)]
+    fn limits() -> Limits;
+}
+
+impl<T: LowpFloat> FitTarget for T {
+    #[inline]
+    fn stored(self) -> f64 {
+        self.to_f64()
+    }
+    fn limits() -> Limits {
+        Limits::of::<T>()
+    }
+}
+
+impl FitTarget for f32 {
+    #[inline]
+    fn stored(self) -> f64 {
+        self as f64
+    }
+    fn limits() -> Limits {
+        // IEEE binary32: MAX has an all-ones (odd) mantissa, so its tie overflows.
+        Limits {
+            max: f32::MAX as f64,
+            overflow: f32::MAX as f64 + pow2(127 - 24),
+            tie_overflows: true,
+            min_normal: f32::MIN_POSITIVE as f64,
+        }
+    }
+}
+
 /// A value whose fit into a format can be measured: `f32`, `f64` or any lowp format.
 pub trait FitSource: Copy + Send + Sync + 'static {
     /// The exact value.
@@ -140,19 +183,19 @@ impl FitStats {
     /// subnormals on the stored values. Panics when the lengths differ, or unless `scale` is
     /// finite and positive.
     #[track_caller]
-    pub fn measure<S: FitSource, T: LowpFloat>(src: &[S], stored: &[T], scale: f64) -> FitStats {
+    pub fn measure<S: FitSource, T: FitTarget>(src: &[S], stored: &[T], scale: f64) -> FitStats {
         crate::bulk::check_lengths(stored.len(), src.len());
         assert!(
             scale.is_finite() && scale > 0.0,
             "lowp: a fit scale must be finite and positive, not {scale}"
         );
-        let limits = Limits::of::<T>();
+        let limits = T::limits();
         let mut s = FitStats {
             elements: src.len() as u64,
             ..FitStats::default()
         };
         for (&x, &y) in src.iter().zip(stored) {
-            let (x, y) = (x.exact(), y.to_f64());
+            let (x, y) = (x.exact(), y.stored());
             if x.is_nan() {
                 s.nan_inputs += 1;
                 continue;
@@ -228,22 +271,47 @@ impl FitStats {
     /// assert_eq!(stats.suggested_scale::<f8e5m2>(), 2f64.powi(32)); // 1e-5 * 2^32 ≈ 42950
     /// assert_eq!(stats.suggested_scale::<f8e4m3fn>(), 2f64.powi(25)); // ≈ 335.5 <= 448
     /// ```
-    pub fn suggested_scale<T: LowpFloat>(&self) -> f64 {
-        if self.amax == 0.0 || !self.amax.is_finite() {
-            return 1.0;
-        }
-        let max = Limits::of::<T>().max;
-        // The exponent of max / amax, corrected by one where rounding the quotient crossed a
-        // power of two: the check below is exact.
-        let mut e = exponent(max / self.amax).clamp(-1022, 1023);
-        while e > -1022 && self.amax * pow2(e) > max {
-            e -= 1;
-        }
-        while e < 1023 && self.amax * pow2(e + 1) <= max {
-            e += 1;
-        }
-        pow2(e)
+    pub fn suggested_scale<T: FitTarget>(&self) -> f64 {
+        power_of_two_scale::<T>(self.amax)
     }
+}
+
+/// The largest finite magnitude in `src` (0 when there is none): the `amax` of
+/// [`FitStats`], without converting anything, for choosing a scale before converting.
+///
+/// ```
+/// assert_eq!(lowp::fit::amax(&[1.0f32, -7.5, f32::INFINITY, f32::NAN]), 7.5);
+/// ```
+pub fn amax<S: FitSource>(src: &[S]) -> f64 {
+    src.iter()
+        .map(|&x| x.exact().abs())
+        .filter(|m| m.is_finite())
+        .fold(0.0, f64::max)
+}
+
+/// The scale [`FitStats::suggested_scale`] gives for values whose largest finite magnitude is
+/// `amax`: the largest power of two `s` with `amax * s <= T::MAX`, 1 when `amax` is zero or
+/// not finite, limited to `2^-1022..=2^1023`.
+///
+/// ```
+/// use lowp::f8e4m3fn;
+/// assert_eq!(lowp::fit::power_of_two_scale::<f8e4m3fn>(1000.0), 0.25);
+/// ```
+pub fn power_of_two_scale<T: FitTarget>(amax: f64) -> f64 {
+    if amax == 0.0 || !amax.is_finite() {
+        return 1.0;
+    }
+    let max = T::limits().max;
+    // The exponent of max / amax, corrected by one where rounding the quotient crossed a
+    // power of two: the check below is exact.
+    let mut e = exponent(max / amax).clamp(-1022, 1023);
+    while e > -1022 && amax * pow2(e) > max {
+        e -= 1;
+    }
+    while e < 1023 && amax * pow2(e + 1) <= max {
+        e += 1;
+    }
+    pow2(e)
 }
 
 /// `sum / count`, 0 for no elements.
@@ -262,8 +330,10 @@ fn exponent(x: f64) -> i32 {
     ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
 }
 
-/// The range of format `T` as f64s.
-struct Limits {
+/// The range of a format as f64s.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
     /// The largest finite value.
     max: f64,
     /// The smallest magnitude whose rounding to nearest even overflows, or the tie just below
@@ -458,5 +528,36 @@ mod tests {
         assert_eq!(parts.overflowed, whole.overflowed);
         assert_eq!(parts.max_rel_error, whole.max_rel_error);
         assert!((parts.rel_error_sum - whole.rel_error_sum).abs() < 1e-9 * whole.rel_error_sum);
+    }
+
+    #[test]
+    fn f64_stored_in_f32() {
+        let tie = f32::MAX as f64 + 2f64.powi(103);
+        let src = [1.0f64, 0.1, 1e39, -1e-50, 1e-40, tie];
+        let stored: Vec<f32> = src.iter().map(|&x| x as f32).collect();
+        let s = FitStats::measure(&src, &stored, 1.0);
+        // 1e39 and the tie just above MAX (odd mantissa: rounds to even, infinity) overflow.
+        assert_eq!(s.overflowed, 2);
+        assert_eq!(s.flushed_to_zero, 1);
+        assert_eq!(s.subnormal, 1);
+        assert_eq!(s.exact, 1);
+        let limits = f32::limits();
+        assert!(!limits.overflows(tie - 2f64.powi(80)));
+        assert_eq!((tie - 2f64.powi(80)) as f32, f32::MAX);
+        assert_eq!(power_of_two_scale::<f32>(f32::MAX as f64), 1.0);
+    }
+
+    #[test]
+    fn amax_and_scale_without_converting() {
+        let src = [3e-6f32, -1e-5, 2e-7, f32::NEG_INFINITY];
+        assert_eq!(amax(&src), 1e-5f32 as f64);
+        let stats = FitStats::of::<_, f8e5m2>(&src, false);
+        assert_eq!(
+            power_of_two_scale::<f8e5m2>(amax(&src)),
+            stats.suggested_scale::<f8e5m2>()
+        );
+        assert_eq!(amax::<f32>(&[]), 0.0);
+        assert_eq!(power_of_two_scale::<f8e4m3fn>(0.0), 1.0);
+        assert_eq!(power_of_two_scale::<f8e4m3fn>(f64::NAN), 1.0);
     }
 }
