@@ -8,7 +8,7 @@
 //! (shortest) time per call over several samples after a warm-up call, which is least
 //! sensitive to other work on a shared machine.
 
-use crate::error::{self, CliError};
+use crate::error::CliError;
 use crate::output::{self, Cell, Column, Table};
 use crate::registry::{self, FormatOps};
 use clap::{Args, Subcommand, ValueEnum};
@@ -704,7 +704,7 @@ fn convert(args: &ConvertArgs) -> Result<String, CliError> {
         return Err(CliError::usage(err.to_string()));
     }
     if let Some(file) = &args.json {
-        check_json_dir(file)?;
+        output::check_parent_dir(file)?;
     }
     let formats: Vec<&str> = if args.formats.is_empty() {
         registry::ALL.iter().map(FormatOps::name).collect()
@@ -819,40 +819,10 @@ fn footnotes(min_time: f64) -> String {
     )
 }
 
-/// Fails early when the directory of the JSON file does not exist.
-fn check_json_dir(file: &std::path::Path) -> Result<(), CliError> {
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if dir.is_dir() {
-        Ok(())
-    } else {
-        Err(CliError::usage(format!(
-            "cannot write {}: no directory {}",
-            file.display(),
-            dir.display()
-        )))
-    }
-}
-
-/// Writes the records to `file` as a JSON array: to a temporary file beside it, then renamed
-/// into place, so a failure never leaves a half-written file.
+/// Writes the records to `file` as a JSON array (atomically).
 fn write_json(file: &std::path::Path, records: &[Record]) -> Result<(), CliError> {
     let value = Value::Array(records.iter().map(|r| r.to_json(records)).collect());
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file.file_name().unwrap_or_default());
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = file.with_file_name(tmp_name);
-    let result =
-        std::fs::write(&tmp, output::json_text(&value)).and_then(|()| std::fs::rename(&tmp, file));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        CliError {
-            message: format!("cannot write {}: {e}", file.display()),
-            code: error::IO,
-        }
-    })
+    output::write_atomically(file, output::json_text(&value).as_bytes())
 }
 
 #[cfg(test)]
