@@ -11,7 +11,7 @@ pub mod kernel;
 mod numpy;
 pub mod pipeline;
 pub mod report;
-mod safetensors;
+pub mod safetensors;
 
 use crate::error::CliError;
 use crate::output;

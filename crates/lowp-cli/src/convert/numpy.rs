@@ -174,7 +174,9 @@ fn report(
 ) -> TensorReport {
     let bytes_in = array.elements * array.item_size.unwrap_or(0);
     let (to, bytes_out) = match plan.target {
-        Some(t) => (format!("<f{}", t.size()), array.elements * t.size() as u64),
+        Some(t) if t.in_numpy() => (format!("<f{}", t.size()), array.elements * t.size() as u64),
+        // A dry run to a type NumPy cannot name.
+        Some(t) => (t.name().to_string(), array.elements * t.size() as u64),
         None => (array.descr.clone(), bytes_in),
     };
     TensorReport {

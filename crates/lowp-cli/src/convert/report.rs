@@ -184,7 +184,8 @@ impl Report {
             Column::right("bytes_out", "").machine_only(),
         ];
         if scaled {
-            columns.push(Column::right("scale", "scale"));
+            columns.push(Column::right("scale_exp", "scale").human_only());
+            columns.push(Column::right("scale", "").machine_only());
         }
         columns.push(Column::left("verdict", "verdict"));
         columns.push(Column::left("why", "why"));
@@ -227,6 +228,10 @@ impl Report {
                 row.push(count(t.bytes_in));
                 row.push(count(t.bytes_out));
                 if scaled {
+                    // Scales are powers of two: 2^-120 reads better than ≈7.52316e-37.
+                    row.push(t.scale.map_or(Cell::Empty, |s| {
+                        Cell::Text(format!("2^{}", s.log2().round()))
+                    }));
                     row.push(t.scale.map_or(Cell::Empty, Cell::Number));
                 }
                 row.push(Cell::Text(verdict.to_string()));

@@ -217,8 +217,7 @@ fn info(t: &Entry) -> TensorInfo {
 }
 
 /// The output header: each tensor with its output type, plus a `NAME.scale` F32 scalar for each
-/// FP8 tensor scaled per tensor, ordered as the crate orders them. Gives the header's bytes
-/// (length prefix included) and each output tensor's (name, offset from the data start).
+/// FP8 tensor scaled per tensor (see [`layout`]).
 fn output_header(
     header: &Header,
     plans: &[Plan],
@@ -231,6 +230,17 @@ fn output_header(
             entries.push((scale.clone(), Dtype::F32, Vec::new()));
         }
     }
+    layout(header.metadata.clone(), entries)
+}
+
+/// The header of a safetensors file holding `entries` (name, dtype, shape), ordered as the
+/// crate orders them (widest type first, then by name). Gives the header's bytes (length
+/// prefix included; the data starts right after them) and each tensor's offset from the
+/// start of the data.
+pub fn layout(
+    metadata: Option<HashMap<String, String>>,
+    mut entries: Vec<(String, Dtype, Vec<usize>)>,
+) -> Result<(Vec<u8>, HashMap<String, u64>), CliError> {
     entries.sort_by(|a, b| b.1.bitsize().cmp(&a.1.bitsize()).then(a.0.cmp(&b.0)));
     let mut offset = 0u64;
     let mut places = HashMap::new();
@@ -249,7 +259,7 @@ fn output_header(
         ));
         offset = end;
     }
-    let metadata = Metadata::new(header.metadata.clone(), infos)
+    let metadata = Metadata::new(metadata, infos)
         .map_err(|e| CliError::failure(format!("cannot lay out the output header: {e}")))?;
     let mut json = serde_json::to_vec(&metadata)
         .map_err(|e| CliError::failure(format!("cannot write the output header: {e}")))?;

@@ -60,6 +60,18 @@ macro_rules! entry_points {
             pub(crate) fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
                 kernel::widen_f64($token, src, dst, super::super::streams(dst))
             }
+            /// Measures a block of [`crate::fit::FitStats::measure`]: its portable loop,
+            /// compiled for this path's vector width.
+            #[target_feature(enable = $features)]
+            pub(crate) fn fit_lanes(
+                lanes: &mut crate::fit::Lanes,
+                xs: &[f64],
+                ys: &[f64],
+                limits: &crate::fit::Limits,
+                scale: f64,
+            ) {
+                crate::fit::measure_lanes(lanes, xs, ys, limits, scale)
+            }
         }
     };
 }
@@ -123,6 +135,38 @@ macro_rules! dispatch {
             false
         }
     };
+}
+
+/// Measures a block of [`crate::fit::FitStats::measure`] with the target features of `path`
+/// and answers true, or answers false having done nothing (the portable path, or one the CPU
+/// lacks).
+#[allow(unused_variables)]
+pub(crate) fn fit_lanes(
+    path: Path,
+    lanes: &mut crate::fit::Lanes,
+    xs: &[f64],
+    ys: &[f64],
+    limits: &crate::fit::Limits,
+    scale: f64,
+) -> bool {
+    if path == Path::Portable || !path.is_supported() {
+        return false;
+    }
+    #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+    // SAFETY: the CPU has every feature of `path`, checked just above, and each entry point is
+    // compiled for exactly the features of its path.
+    unsafe {
+        match path {
+            Path::Portable => return false,
+            Path::F16c => avx2::path::fit_lanes(lanes, xs, ys, limits, scale),
+            Path::Avx512 => avx512::plain::fit_lanes(lanes, xs, ys, limits, scale),
+            Path::Avx512Bf16 => avx512::with_bf16::fit_lanes(lanes, xs, ys, limits, scale),
+            Path::Avx512Fp16 => avx512::with_fp16::fit_lanes(lanes, xs, ys, limits, scale),
+        }
+        return true;
+    }
+    #[allow(unreachable_code)]
+    false
 }
 
 dispatch!(
