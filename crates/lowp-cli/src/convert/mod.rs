@@ -448,4 +448,158 @@ mod tests {
         );
         assert!(opts.plan("ids", None, true).target.is_none());
     }
+
+    /// A deterministic generator (splitmix64).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    /// Converts `bytes` as a file (dry run, then for real) and gives whether both failed;
+    /// fails the test on a panic, naming the case.
+    fn survives(dir: &Path, case: &str, bytes: &[u8], to: FloatType) -> bool {
+        let input = dir.join("in.bin");
+        std::fs::write(&input, bytes).unwrap();
+        let out = dir.join("out.bin");
+        let mut results = Vec::new();
+        for output in [None, Some(out.clone())] {
+            let opts = Options {
+                input: input.clone(),
+                output,
+                to,
+                only: Vec::new(),
+                keep_f32: Vec::new(),
+                saturate: false,
+                per_tensor_scale: to.is_fp8(),
+                progress: false,
+            };
+            let result = std::panic::catch_unwind(|| convert(&opts));
+            match result {
+                Ok(r) => results.push(r.is_err()),
+                Err(_) => panic!("{case}: panicked"),
+            }
+        }
+        // The real run never leaves a temporary file, and writes OUT only when it succeeds.
+        let leftovers: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{case}: {leftovers:?}");
+        assert_eq!(out.exists(), !results[1], "{case}");
+        let _ = std::fs::remove_file(&out);
+        results[0] && results[1]
+    }
+
+    /// Thousands of truncated and corrupted files, derived deterministically from the Python
+    /// fixtures: none panics; every truncation and every lie about the header's length or a
+    /// tensor's offsets is an error.
+    #[test]
+    fn corrupted_files_are_errors_never_panics() {
+        let dir = std::env::temp_dir().join(format!("lowp-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let mut rng = Rng(42);
+        let mut cases = 0;
+        for name in [
+            "model_f32.safetensors",
+            "mixed.safetensors",
+            "c_f32.npy",
+            "fortran_f64_be.npy",
+            "arrays.npz",
+            "arrays_compressed.npz",
+        ] {
+            let good = std::fs::read(fixtures.join(name)).unwrap();
+            let to = [FloatType::BF16, FloatType::F16, FloatType::F8E4M3][rng.below(3)];
+            let to = if name.ends_with("safetensors") {
+                to
+            } else {
+                FloatType::F16
+            };
+            // Every truncation is an error.
+            for _ in 0..150 {
+                let len = rng.below(good.len());
+                let case = format!("{name} truncated to {len}");
+                assert!(survives(&dir, &case, &good[..len], to), "{case}: accepted");
+                cases += 1;
+            }
+            // Random bytes anywhere (header and body): errors or valid files, never panics.
+            for _ in 0..250 {
+                let mut bad = good.clone();
+                let n = 1 + rng.below(4);
+                for _ in 0..n {
+                    let at = rng.below(bad.len());
+                    bad[at] = rng.next() as u8;
+                }
+                survives(&dir, &format!("{name} with {n} random bytes"), &bad, to);
+                cases += 1;
+            }
+            if !name.ends_with("safetensors") {
+                continue;
+            }
+            let n = u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
+            let header = std::str::from_utf8(&good[8..8 + n]).unwrap();
+            // A header length that lies.
+            for _ in 0..100 {
+                let lie = match rng.below(3) {
+                    0 => rng.next(),
+                    1 => rng.below(n) as u64,
+                    _ => (n + 1 + rng.below(good.len())) as u64,
+                };
+                let mut bad = good.clone();
+                bad[..8].copy_from_slice(&lie.to_le_bytes());
+                let case = format!("{name} with header length {lie}");
+                assert!(survives(&dir, &case, &bad, to), "{case}: accepted");
+                cases += 1;
+            }
+            // Offsets and shapes that lie: one number of the header replaced by another.
+            let numbers: Vec<(usize, usize)> = header
+                .char_indices()
+                // Numbers in arrays (shapes and offsets), not digits in names.
+                .filter(|&(i, c)| c.is_ascii_digit() && header[..i].ends_with(['[', ',']))
+                .map(|(i, _)| {
+                    let end = header[i..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .map_or(header.len(), |e| i + e);
+                    (i, end)
+                })
+                .collect();
+            for _ in 0..300 {
+                let (start, end) = numbers[rng.below(numbers.len())];
+                let old: u64 = header[start..end].parse().unwrap();
+                let new = match rng.below(3) {
+                    0 => old + 1 + rng.below(8) as u64,
+                    1 => old.saturating_sub(1 + rng.below(8) as u64),
+                    _ => rng.next() >> rng.below(64),
+                };
+                if new == old {
+                    continue;
+                }
+                let text = format!("{}{new}{}", &header[..start], &header[end..]);
+                let mut bad = (text.len() as u64).to_le_bytes().to_vec();
+                bad.extend(text.as_bytes());
+                bad.extend(&good[8 + n..]);
+                let case = format!("{name} with {old} at {start} replaced by {new}");
+                // A changed dimension of an empty tensor, or a shape whose product happens to
+                // stay the same, can be a valid header; an offset cannot.
+                let in_offsets =
+                    header[..start].rfind("data_offsets") > header[..start].rfind("shape");
+                let failed = survives(&dir, &case, &bad, to);
+                assert!(failed || !in_offsets, "{case}: accepted");
+                cases += 1;
+            }
+        }
+        assert!(cases > 2000, "{cases}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -216,13 +216,15 @@ pub fn convert_npy(
     };
     let (segment, swap) = match plan.target {
         Some(to) => {
-            let out_header = output_header(&array, to)?;
+            let mut data_out = 0;
             if let Some((file, path)) = output {
+                let out_header = output_header(&array, to)?;
                 files::write_at(file, &out_header, 0).map_err(|e| files::write_error(path, &e))?;
+                data_out = out_header.len() as u64;
             }
             let segment = Segment {
                 input: array.data_start,
-                output: out_header.len() as u64,
+                output: data_out,
                 bytes: len - array.data_start,
                 width: 1,
                 action: pipeline::Action::Copy,
@@ -372,7 +374,7 @@ mod tests {
     /// A `.npy` file of `descr`, `shape` and `data`.
     fn npy(header: &str, data: &[u8]) -> Vec<u8> {
         let mut h = header.to_string();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(' ');
         }
         h.push('\n');
