@@ -574,60 +574,44 @@ fn lying_headers_name_the_tensor() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let m = data("model_f32.safetensors");
-    let err = fails(2, &["convert", s(&m), "--to", "bf16"]);
-    assert!(err.contains("give OUT"), "{err}");
-    let err = fails(
-        2,
-        &[
-            "convert",
-            "--dry-run",
-            s(&m),
-            "/tmp/x.safetensors",
-            "--to",
-            "bf16",
-        ],
-    );
-    assert!(err.contains("--dry-run writes nothing"), "{err}");
-    let err = fails(
-        2,
-        &[
-            "convert",
-            "--dry-run",
-            s(&m),
-            "--to",
-            "bf16",
-            "--fp8-scale",
-            "per-tensor",
-        ],
-    );
-    assert!(err.contains("--fp8-scale applies to"), "{err}");
-    let err = fails(2, &["convert", "--dry-run", s(&m), "--to", "f8e4m3fnuz"]);
-    assert!(err.contains("cannot store"), "{err}");
-    let err = fails(2, &["convert", s(&m), "/tmp/lowp-x.npz", "--to", "bf16"]);
-    assert!(err.contains("keeps the kind of file"), "{err}");
-    let err = fails(
-        2,
-        &[
-            "convert",
-            s(&m),
-            "/nonexistent-dir/x.safetensors",
-            "--to",
-            "bf16",
-        ],
-    );
-    assert!(err.contains("no folder"), "{err}");
-    let err = fails(
-        1,
-        &[
-            "convert",
-            "--dry-run",
-            "/nonexistent.safetensors",
-            "--to",
-            "bf16",
-        ],
-    );
-    assert!(err.contains("cannot open"), "{err}");
+    let model = data("model_f32.safetensors");
+    let m = s(&model);
+    let cases: [(i32, &[&str], &str); 7] = [
+        (2, &[m, "--to", "bf16"], "give OUT"),
+        (
+            2,
+            &["--dry-run", m, "/tmp/x.safetensors", "--to", "bf16"],
+            "--dry-run writes nothing",
+        ),
+        (
+            2,
+            &["--dry-run", m, "--to", "bf16", "--fp8-scale", "per-tensor"],
+            "--fp8-scale applies to",
+        ),
+        (2, &["--dry-run", m, "--to", "f8e4m3fnuz"], "cannot store"),
+        (
+            2,
+            &[m, "/tmp/lowp-x.npz", "--to", "bf16"],
+            "keeps the kind of file",
+        ),
+        (
+            2,
+            &[m, "/nonexistent-dir/x.safetensors", "--to", "bf16"],
+            "no folder",
+        ),
+        (
+            1,
+            &["--dry-run", "/nonexistent.safetensors", "--to", "bf16"],
+            "cannot open",
+        ),
+    ];
+    for (code, args, want) in cases {
+        let args: Vec<&str> = std::iter::once("convert")
+            .chain(args.iter().copied())
+            .collect();
+        let err = fails(code, &args);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }
 
 #[test]

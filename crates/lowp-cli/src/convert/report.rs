@@ -109,9 +109,6 @@ impl TensorReport {
         if s.became_nan > 0 {
             fails.push(format!("{} became NaN", s.became_nan));
         }
-        if !fails.is_empty() {
-            return (Verdict::Fail, fails.join(", "));
-        }
         let mut warns = Vec::new();
         if s.overflowed > 0 {
             warns.push(format!("{} saturated", s.overflowed));
@@ -131,6 +128,11 @@ impl TensorReport {
                 significant(s.mean_rel_error()),
                 significant(to.unit_roundoff())
             ));
+        }
+        // The reasons for a warning are listed after those of a failure: both matter.
+        if !fails.is_empty() {
+            fails.extend(warns);
+            return (Verdict::Fail, fails.join(", "));
         }
         if !warns.is_empty() {
             return (Verdict::Warn, warns.join(", "));
