@@ -110,7 +110,7 @@ impl TensorReport {
             fails.push(format!("{} became NaN", s.became_nan));
         }
         let mut warns = Vec::new();
-        if s.overflowed > 0 {
+        if s.overflowed > 0 && saturate {
             warns.push(format!("{} saturated", s.overflowed));
         }
         if s.flushed_to_zero as f64 > FLUSH_WARN * s.elements as f64 {
