@@ -22,6 +22,12 @@ use std::path::Path;
 /// conversion, small enough that a block and its output stay in a core's cache.
 const BLOCK_BYTES: usize = 1 << 20;
 
+thread_local! {
+    /// Each thread's input and output blocks, kept from tensor to tensor: allocating and
+    /// zeroing a megabyte per block would cost as much as converting it.
+    static BUFFERS: std::cell::RefCell<(Block, Block)> = std::cell::RefCell::default();
+}
+
 /// What happens to a tensor's data.
 #[derive(Clone, Copy, Debug)]
 pub enum Action {
@@ -82,9 +88,8 @@ fn blocks(seg: &Segment) -> impl IndexedParallelIterator<Item = (u64, usize)> {
 pub fn run(seg: &Segment, files: &Files<'_>) -> Result<FitStats, CliError> {
     let (input, in_path) = files.input;
     blocks(seg)
-        .map_init(
-            || (Block::default(), Block::default()),
-            |(src_buf, dst_buf), (start, len)| {
+        .map(|(start, len)| {
+            BUFFERS.with_borrow_mut(|(src_buf, dst_buf)| {
                 files::check_interrupted()?;
                 let src = src_buf.bytes(len);
                 files::read_at(input, src, seg.input + start)
@@ -112,8 +117,8 @@ pub fn run(seg: &Segment, files: &Files<'_>) -> Result<FitStats, CliError> {
                 }
                 files.progress.add(len as u64);
                 Ok(stats)
-            },
-        )
+            })
+        })
         .try_reduce(FitStats::default, |mut a, b| {
             a.merge(&b);
             Ok(a)
@@ -128,16 +133,18 @@ pub fn amax(seg: &Segment, files: &Files<'_>) -> Result<f64, CliError> {
     };
     let (input, in_path) = files.input;
     blocks(seg)
-        .map_init(Block::default, |buf, (start, len)| {
-            files::check_interrupted()?;
-            let src = buf.bytes(len);
-            files::read_at(input, src, seg.input + start)
-                .map_err(|e| files::read_error(in_path, &e))?;
-            if swap {
-                kernel::swap_bytes(src, from.size());
-            }
-            files.progress.add(len as u64);
-            Ok(kernel::block_amax(from, src))
+        .map(|(start, len)| {
+            BUFFERS.with_borrow_mut(|(buf, _)| {
+                files::check_interrupted()?;
+                let src = buf.bytes(len);
+                files::read_at(input, src, seg.input + start)
+                    .map_err(|e| files::read_error(in_path, &e))?;
+                if swap {
+                    kernel::swap_bytes(src, from.size());
+                }
+                files.progress.add(len as u64);
+                Ok(kernel::block_amax(from, src))
+            })
         })
         .try_reduce(|| 0.0, |a, b| Ok(f64::max(a, b)))
 }
