@@ -84,27 +84,37 @@ fn blocks(seg: &Segment) -> impl IndexedParallelIterator<Item = (u64, usize)> {
     })
 }
 
+/// Reads the block of `seg` at `start` into `buf`, in the machine's byte order (after a check
+/// for Ctrl-C).
+fn read_block<'b>(
+    seg: &Segment,
+    files: &Files<'_>,
+    start: u64,
+    buf: &'b mut [u8],
+) -> Result<&'b mut [u8], CliError> {
+    files::check_interrupted()?;
+    let (input, in_path) = files.input;
+    files::read_at(input, buf, seg.input + start).map_err(|e| files::read_error(in_path, &e))?;
+    if let Action::Convert {
+        from, swap: true, ..
+    } = seg.action
+    {
+        kernel::swap_bytes(buf, from.size());
+    }
+    Ok(buf)
+}
+
 /// Runs a segment: copies or converts it, and gives the statistics of a conversion.
 pub fn run(seg: &Segment, files: &Files<'_>) -> Result<FitStats, CliError> {
-    let (input, in_path) = files.input;
     blocks(seg)
         .map(|(start, len)| {
             BUFFERS.with_borrow_mut(|(src_buf, dst_buf)| {
-                files::check_interrupted()?;
-                let src = src_buf.bytes(len);
-                files::read_at(input, src, seg.input + start)
-                    .map_err(|e| files::read_error(in_path, &e))?;
+                let src = read_block(seg, files, start, src_buf.bytes(len))?;
                 let (out, stats, out_start) = match seg.action {
                     Action::Copy => (&*src, FitStats::default(), start),
                     Action::Convert {
-                        from,
-                        to,
-                        swap,
-                        rounding,
+                        from, to, rounding, ..
                     } => {
-                        if swap {
-                            kernel::swap_bytes(src, from.size());
-                        }
                         let n = len / from.size();
                         let dst = dst_buf.bytes(n * to.size());
                         let stats = kernel::convert_block(from, to, src, dst, rounding);
@@ -128,20 +138,13 @@ pub fn run(seg: &Segment, files: &Files<'_>) -> Result<FitStats, CliError> {
 /// The largest finite magnitude of a segment's float elements (the first pass of per-tensor
 /// scaling).
 pub fn amax(seg: &Segment, files: &Files<'_>) -> Result<f64, CliError> {
-    let Action::Convert { from, swap, .. } = seg.action else {
+    let Action::Convert { from, .. } = seg.action else {
         return Ok(0.0);
     };
-    let (input, in_path) = files.input;
     blocks(seg)
         .map(|(start, len)| {
             BUFFERS.with_borrow_mut(|(buf, _)| {
-                files::check_interrupted()?;
-                let src = buf.bytes(len);
-                files::read_at(input, src, seg.input + start)
-                    .map_err(|e| files::read_error(in_path, &e))?;
-                if swap {
-                    kernel::swap_bytes(src, from.size());
-                }
+                let src = read_block(seg, files, start, buf.bytes(len))?;
                 files.progress.add(len as u64);
                 Ok(kernel::block_amax(from, src))
             })
