@@ -256,13 +256,28 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind of a file from its first bytes.
+    /// The kind of a file from its first bytes. A safetensors file starts with its header's
+    /// length, which could spell a zip signature, but then has its JSON's `{` at byte 8, where
+    /// a zip entry has its compression method.
     fn sniff(file: &File) -> Kind {
-        let mut magic = [0u8; 6];
+        let mut magic = [0u8; 9];
         match files::read_at(file, &mut magic, 0) {
-            Ok(()) if &magic == b"\x93NUMPY" => Kind::Npy,
-            Ok(()) if magic.starts_with(b"PK") => Kind::Npz,
-            _ => Kind::Safetensors,
+            Ok(()) if magic.starts_with(b"\x93NUMPY") => Kind::Npy,
+            Ok(())
+                if (magic.starts_with(b"PK\x03\x04") || magic.starts_with(b"PK\x05\x06"))
+                    && magic[8] != b'{' =>
+            {
+                Kind::Npz
+            }
+            _ => {
+                // Files shorter than 9 bytes: a (tiny) .npy or else whatever the
+                // safetensors reader makes of it.
+                let mut short = [0u8; 6];
+                match files::read_at(file, &mut short, 0) {
+                    Ok(()) if &short == b"\x93NUMPY" => Kind::Npy,
+                    _ => Kind::Safetensors,
+                }
+            }
         }
     }
 
