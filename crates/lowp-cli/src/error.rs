@@ -6,8 +6,11 @@ use std::fmt;
 /// Exit code of a usage error (a bad flag, format name or value), as clap uses.
 pub const USAGE: i32 = 2;
 
-/// Exit code of a failure to write the output.
+/// Exit code of a failure to read or write a file, or of a file whose contents are malformed.
 pub const IO: i32 = 1;
+
+/// Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+pub const INTERRUPTED: i32 = 130;
 
 /// An error that ends the program with a one-line message.
 #[derive(Debug)]
@@ -24,6 +27,22 @@ impl CliError {
         CliError {
             message: message.into(),
             code: USAGE,
+        }
+    }
+
+    /// A failure to read or write a file, or a malformed file (exit code 1).
+    pub fn failure(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            code: IO,
+        }
+    }
+
+    /// The error with `what: ` in front of its message (the tensor it concerns).
+    pub fn about(self, what: &str) -> Self {
+        CliError {
+            message: format!("{what}: {}", self.message),
+            ..self
         }
     }
 

@@ -2,13 +2,17 @@
 //!
 //! * `lowp formats` prints the properties of every format of the lowp crate;
 //! * `lowp inspect VALUE` shows what rounding VALUE into each format gives;
-//! * `lowp bench convert` measures bulk conversion throughput beside memcpy and `half`.
+//! * `lowp convert IN OUT --to TYPE` stores a checkpoint in another float type and reports
+//!   what that cost, per tensor;
+//! * `lowp bench convert` measures bulk conversion throughput beside memcpy and `half`, and
+//!   `lowp bench convert-file` a whole-file conversion beside `cp`.
 //!
 //! This file holds the command line (clap) and the exit codes; each command lives in its own
 //! module, and [`output`] renders the tables they build.
 #![forbid(unsafe_code)]
 
 mod bench;
+mod convert;
 
 // The reports live in the library half of this package (`src/lib.rs`), which the Python module
 // shares; bringing them in at the root keeps `crate::output` and the like working here.
@@ -53,7 +57,15 @@ enum Command {
     /// subnormal, underflow to 0, or overflow to inf, to NaN or saturated to ±MAX, as the
     /// format's policy has it.
     Inspect(InspectArgs),
-    /// Measure throughput: `lowp bench convert` times bulk conversion of every format.
+    /// Store a checkpoint (safetensors, .npy, .npz) in another float type, and report per
+    /// tensor what that cost.
+    ///
+    /// Each tensor's row counts the values that overflowed, were flushed to zero, became
+    /// subnormal or NaN, gives the largest and mean relative errors, and a verdict. With
+    /// --dry-run nothing is written: the report says whether the checkpoint survives the type.
+    Convert(convert::ConvertArgs),
+    /// Measure throughput: `lowp bench convert` times bulk conversion of every format, `lowp
+    /// bench convert-file` a whole safetensors file beside cp.
     Bench(bench::BenchArgs),
 }
 
@@ -138,6 +150,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
                 InspectStyle::Json => report.to_json(),
             })
         }
+        Command::Convert(args) => convert::run(&args),
         Command::Bench(args) => bench::run(&args),
     }
 }

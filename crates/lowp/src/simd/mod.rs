@@ -60,6 +60,27 @@ macro_rules! entry_points {
             pub(crate) fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
                 kernel::widen_f64($token, src, dst, super::super::streams(dst))
             }
+            /// Measures a block of [`crate::fit::FitStats::measure`] in f32: its portable
+            /// loop, compiled for this path's vector width.
+            #[target_feature(enable = $features)]
+            pub(crate) fn fit_lanes_f32(
+                lanes: &mut crate::fit::Lanes<f32, 8>,
+                xs: &[f32],
+                ys: &[f32],
+                plain: &crate::fit::Plain<f32>,
+            ) -> u64 {
+                lanes.add(xs, ys, plain)
+            }
+            /// [`fit_lanes_f32`] in f64.
+            #[target_feature(enable = $features)]
+            pub(crate) fn fit_lanes_f64(
+                lanes: &mut crate::fit::Lanes<f64, 4>,
+                xs: &[f64],
+                ys: &[f64],
+                plain: &crate::fit::Plain<f64>,
+            ) -> u64 {
+                lanes.add(xs, ys, plain)
+            }
         }
     };
 }
@@ -124,6 +145,50 @@ macro_rules! dispatch {
         }
     };
 }
+
+/// Generates a dispatcher for a block of [`crate::fit::FitStats::measure`]: runs the entry
+/// point of a supported vector `path` and gives its answer, or gives `None` (the portable
+/// path, or one the CPU lacks) having done nothing.
+macro_rules! fit_dispatch {
+    ($(#[$doc:meta])* $fn:ident($f:ty, $n:literal)) => {
+        $(#[$doc])*
+        #[allow(unused_variables)]
+        pub(crate) fn $fn(
+            path: Path,
+            lanes: &mut crate::fit::Lanes<$f, $n>,
+            xs: &[$f],
+            ys: &[$f],
+            plain: &crate::fit::Plain<$f>,
+        ) -> Option<u64> {
+            if path == Path::Portable || !path.is_supported() {
+                return None;
+            }
+            #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+            // SAFETY: the CPU has every feature of `path`, checked just above, and each entry
+            // point is compiled for exactly the features of its path.
+            unsafe {
+                return Some(match path {
+                    Path::Portable => return None,
+                    Path::F16c => avx2::path::$fn(lanes, xs, ys, plain),
+                    Path::Avx512 => avx512::plain::$fn(lanes, xs, ys, plain),
+                    Path::Avx512Bf16 => avx512::with_bf16::$fn(lanes, xs, ys, plain),
+                    Path::Avx512Fp16 => avx512::with_fp16::$fn(lanes, xs, ys, plain),
+                });
+            }
+            #[allow(unreachable_code)]
+            None
+        }
+    };
+}
+
+fit_dispatch!(
+    /// Measures a block in f32 lanes on `path`.
+    fit_lanes_f32(f32, 8)
+);
+fit_dispatch!(
+    /// Measures a block in f64 lanes on `path`.
+    fit_lanes_f64(f64, 4)
+);
 
 dispatch!(
     /// Rounds f32s into `dst` on `path` (equal lengths).

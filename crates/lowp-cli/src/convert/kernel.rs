@@ -1,0 +1,507 @@
+//! The element types `lowp convert` reads and writes, and the conversion of one block of them.
+//!
+//! A block arrives as bytes in the machine's byte order, in a buffer aligned for its element
+//! type; [`convert_block`] views it as a typed slice, converts it on lowp's bulk paths and
+//! measures the result with [`FitStats`]. The dispatch is two-level (the source type, then the
+//! target type, each a match of six arms) over one generic body, so no code is written per pair
+//! of types.
+
+use crate::error::CliError;
+use lowp::fit::{FitSource, FitStats};
+use lowp::prelude::LowpSliceExt;
+use lowp::{LowpFloat, bf16, f8e4m3fn, f8e5m2, f16};
+
+/// A floating-point element type that `lowp convert` reads and writes: the float types that
+/// safetensors names (NumPy names the first three).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatType {
+    /// IEEE binary64 (`F64`, `<f8`).
+    F64,
+    /// IEEE binary32 (`F32`, `<f4`).
+    F32,
+    /// IEEE binary16 (`F16`, `<f2`).
+    F16,
+    /// bfloat16 (`BF16`).
+    BF16,
+    /// FP8 E4M3 without infinities (`F8_E4M3`, ml_dtypes' float8_e4m3fn).
+    F8E4M3,
+    /// FP8 E5M2 (`F8_E5M2`).
+    F8E5M2,
+}
+
+impl FloatType {
+    /// Every type, widest first.
+    pub const ALL: [FloatType; 6] = [
+        FloatType::F64,
+        FloatType::F32,
+        FloatType::F16,
+        FloatType::BF16,
+        FloatType::F8E4M3,
+        FloatType::F8E5M2,
+    ];
+
+    /// The name on the command line and in reports (lowp's format names, `f32`, `f64`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FloatType::F64 => "f64",
+            FloatType::F32 => "f32",
+            FloatType::F16 => "f16",
+            FloatType::BF16 => "bf16",
+            FloatType::F8E4M3 => "f8e4m3fn",
+            FloatType::F8E5M2 => "f8e5m2",
+        }
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            FloatType::F64 => 8,
+            FloatType::F32 => 4,
+            FloatType::F16 | FloatType::BF16 => 2,
+            FloatType::F8E4M3 | FloatType::F8E5M2 => 1,
+        }
+    }
+
+    /// Whether this is one of the FP8 formats (the ones `--fp8-scale` applies to).
+    pub fn is_fp8(self) -> bool {
+        matches!(self, FloatType::F8E4M3 | FloatType::F8E5M2)
+    }
+
+    /// The safetensors dtype.
+    pub fn to_safetensors(self) -> safetensors::Dtype {
+        use safetensors::Dtype;
+        match self {
+            FloatType::F64 => Dtype::F64,
+            FloatType::F32 => Dtype::F32,
+            FloatType::F16 => Dtype::F16,
+            FloatType::BF16 => Dtype::BF16,
+            FloatType::F8E4M3 => Dtype::F8_E4M3,
+            FloatType::F8E5M2 => Dtype::F8_E5M2,
+        }
+    }
+
+    /// The type of a safetensors dtype, if it is one of ours.
+    pub fn from_safetensors(dtype: safetensors::Dtype) -> Option<FloatType> {
+        FloatType::ALL
+            .into_iter()
+            .find(|t| t.to_safetensors() == dtype)
+    }
+
+    /// The type of a NumPy float of `size` bytes (`f2`, `f4`, `f8`).
+    pub fn from_numpy_size(size: u64) -> Option<FloatType> {
+        match size {
+            2 => Some(FloatType::F16),
+            4 => Some(FloatType::F32),
+            8 => Some(FloatType::F64),
+            _ => None,
+        }
+    }
+
+    /// Whether NumPy has a dtype for this type (bf16 and FP8 come from ml_dtypes, which `.npy`
+    /// files cannot name: NumPy saves them as raw `V2`/`V1` bytes).
+    pub fn in_numpy(self) -> bool {
+        matches!(self, FloatType::F64 | FloatType::F32 | FloatType::F16)
+    }
+
+    /// The unit roundoff: the largest relative error of rounding to nearest within the normal
+    /// range (half the distance from 1 to the next value).
+    pub fn unit_roundoff(self) -> f64 {
+        let mantissa_bits = match self {
+            FloatType::F64 => 52,
+            FloatType::F32 => 23,
+            FloatType::F16 => 10,
+            FloatType::BF16 => 7,
+            FloatType::F8E4M3 => 3,
+            FloatType::F8E5M2 => 2,
+        };
+        2f64.powi(-(mantissa_bits + 1))
+    }
+
+    /// Parses `--to`: lowp's names and aliases (`bf16`, `bfloat16`, `float8_e4m3fn`, ...),
+    /// `f32`/`float32`, `f64`/`float64`, and the safetensors dtype names (`F8_E4M3`).
+    pub fn parse(text: &str) -> Result<FloatType, CliError> {
+        let lower = text.trim().to_ascii_lowercase();
+        let by_lowp = lowp::format::format_by_name(&lower).map(|f| f.name);
+        let found = FloatType::ALL.into_iter().find(|t| {
+            Some(t.name()) == by_lowp
+                || lower == t.name()
+                || lower == t.to_safetensors().to_string().to_ascii_lowercase()
+                || (lower == "float32" && *t == FloatType::F32)
+                || (lower == "float64" && *t == FloatType::F64)
+        });
+        found.ok_or_else(|| {
+            let names: Vec<&str> = FloatType::ALL.iter().map(|t| t.name()).collect();
+            CliError::usage(format!(
+                "lowp convert cannot store '{text}'; it stores {} (the float types safetensors \
+                 names)",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+/// How a block is rounded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rounding {
+    /// Overflow saturates to ±MAX instead of becoming ±inf or NaN.
+    pub saturate: bool,
+    /// Each value is multiplied by this power of two before rounding (1: no scaling).
+    pub scale: f64,
+}
+
+/// One of the six element types, with the conversions to the others.
+///
+/// The conversion from `S` to `D` is `D::store(src, dst)`, which asks `S` for the direction
+/// `D` needs: to a lowp format, to f32 or to f64. Each direction is a bulk slice method of
+/// lowp (or a plain cast between f32 and f64).
+trait Elem: Copy + Default + bytemuck::Pod + FitSource {
+    /// `src` rounded into the lowp format `D`.
+    fn to_lowp<D: LowpFloat>(src: &[Self], dst: &mut [D], saturate: bool);
+    /// `src` as f32s (exact but from f64).
+    fn to_f32(src: &[Self], dst: &mut [f32], saturate: bool);
+    /// `src` as f64s (always exact).
+    fn to_f64(src: &[Self], dst: &mut [f64]);
+    /// Stores `src` in `dst` (this type), rounding to nearest even.
+    fn store<S: Elem>(src: &[S], dst: &mut [Self], saturate: bool);
+    /// What storing `src` as `dst` cost, the stored values holding `src * scale`.
+    fn measure<S: Elem>(src: &[S], dst: &[Self], scale: f64) -> FitStats;
+}
+
+impl Elem for f32 {
+    fn to_lowp<D: LowpFloat>(src: &[f32], dst: &mut [D], saturate: bool) {
+        if saturate {
+            dst.convert_from_f32_slice_saturating(src);
+        } else {
+            dst.convert_from_f32_slice(src);
+        }
+    }
+    fn to_f32(src: &[f32], dst: &mut [f32], _: bool) {
+        dst.copy_from_slice(src);
+    }
+    fn to_f64(src: &[f32], dst: &mut [f64]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = s as f64;
+        }
+    }
+    fn store<S: Elem>(src: &[S], dst: &mut [f32], saturate: bool) {
+        S::to_f32(src, dst, saturate);
+    }
+    fn measure<S: Elem>(src: &[S], dst: &[f32], scale: f64) -> FitStats {
+        FitStats::measure(src, dst, scale)
+    }
+}
+
+impl Elem for f64 {
+    fn to_lowp<D: LowpFloat>(src: &[f64], dst: &mut [D], saturate: bool) {
+        if saturate {
+            dst.convert_from_f64_slice_saturating(src);
+        } else {
+            dst.convert_from_f64_slice(src);
+        }
+    }
+    fn to_f32(src: &[f64], dst: &mut [f32], saturate: bool) {
+        // `as` rounds to nearest even and overflows to ±inf, as the bulk paths do.
+        let max = f32::MAX as f64;
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = if saturate {
+                s.clamp(-max, max) as f32
+            } else {
+                s as f32
+            };
+        }
+    }
+    fn to_f64(src: &[f64], dst: &mut [f64]) {
+        dst.copy_from_slice(src);
+    }
+    fn store<S: Elem>(src: &[S], dst: &mut [f64], _: bool) {
+        S::to_f64(src, dst);
+    }
+    fn measure<S: Elem>(src: &[S], _: &[f64], _: f64) -> FitStats {
+        // Every value is stored exactly in f64.
+        exact_stats(src)
+    }
+}
+
+/// [`Elem`] for lowp formats.
+macro_rules! lowp_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            fn to_lowp<D: LowpFloat>(src: &[$t], dst: &mut [D], saturate: bool) {
+                if saturate {
+                    dst.convert_from_slice_saturating(src);
+                } else {
+                    dst.convert_from_slice(src);
+                }
+            }
+            fn to_f32(src: &[$t], dst: &mut [f32], _: bool) {
+                src.convert_to_f32_slice(dst);
+            }
+            fn to_f64(src: &[$t], dst: &mut [f64]) {
+                src.convert_to_f64_slice(dst);
+            }
+            fn store<S: Elem>(src: &[S], dst: &mut [$t], saturate: bool) {
+                S::to_lowp(src, dst, saturate);
+            }
+            fn measure<S: Elem>(src: &[S], dst: &[$t], scale: f64) -> FitStats {
+                FitStats::measure(src, dst, scale)
+            }
+        }
+    )*};
+}
+
+lowp_elem!(f16, bf16, f8e4m3fn, f8e5m2);
+
+/// The statistics of values stored exactly (widened): counts of NaN and infinite inputs, every
+/// finite value exact, no error.
+fn exact_stats<S: Elem>(src: &[S]) -> FitStats {
+    let mut s = FitStats {
+        elements: src.len() as u64,
+        ..FitStats::default()
+    };
+    for &x in src {
+        let x = x.exact();
+        if x.is_nan() {
+            s.nan_inputs += 1;
+        } else if x.is_infinite() {
+            s.infinite_inputs += 1;
+        } else {
+            s.exact += 1;
+            s.amax = s.amax.max(x.abs());
+        }
+    }
+    s
+}
+
+/// Values per scratch block of the scaled path (on the stack).
+const SCRATCH: usize = 512;
+
+/// Converts `src` (elements of `from`, machine byte order) into `dst` (elements of `to`) and
+/// measures what it cost. `src` and `dst` must hold the same whole number of elements and be
+/// aligned for their types, as [`Block`](super::io::Block) buffers are.
+pub fn convert_block(
+    from: FloatType,
+    to: FloatType,
+    src: &[u8],
+    dst: &mut [u8],
+    rounding: Rounding,
+) -> FitStats {
+    match from {
+        FloatType::F64 => with_source::<f64>(to, src, dst, rounding),
+        FloatType::F32 => with_source::<f32>(to, src, dst, rounding),
+        FloatType::F16 => with_source::<f16>(to, src, dst, rounding),
+        FloatType::BF16 => with_source::<bf16>(to, src, dst, rounding),
+        FloatType::F8E4M3 => with_source::<f8e4m3fn>(to, src, dst, rounding),
+        FloatType::F8E5M2 => with_source::<f8e5m2>(to, src, dst, rounding),
+    }
+}
+
+/// [`convert_block`] with the source type known.
+fn with_source<S: Elem>(to: FloatType, src: &[u8], dst: &mut [u8], rounding: Rounding) -> FitStats {
+    let src: &[S] = bytemuck::cast_slice(src);
+    match to {
+        FloatType::F64 => typed(src, bytemuck::cast_slice_mut::<u8, f64>(dst), rounding),
+        FloatType::F32 => typed(src, bytemuck::cast_slice_mut::<u8, f32>(dst), rounding),
+        FloatType::F16 => typed(src, bytemuck::cast_slice_mut::<u8, f16>(dst), rounding),
+        FloatType::BF16 => typed(src, bytemuck::cast_slice_mut::<u8, bf16>(dst), rounding),
+        FloatType::F8E4M3 => typed(src, bytemuck::cast_slice_mut::<u8, f8e4m3fn>(dst), rounding),
+        FloatType::F8E5M2 => typed(src, bytemuck::cast_slice_mut::<u8, f8e5m2>(dst), rounding),
+    }
+}
+
+/// Converts and measures typed slices.
+fn typed<S: Elem, D: Elem>(src: &[S], dst: &mut [D], rounding: Rounding) -> FitStats {
+    if rounding.scale == 1.0 {
+        D::store(src, dst, rounding.saturate);
+    } else {
+        // Widen exactly, multiply by the power of two (exact unless the product leaves the
+        // wide type's normal range, where the narrow formats have nothing but zero), round.
+        let mut wide = [0f64; SCRATCH];
+        for (s, d) in src.chunks(SCRATCH).zip(dst.chunks_mut(SCRATCH)) {
+            let wide = &mut wide[..s.len()];
+            S::to_f64(s, wide);
+            for x in wide.iter_mut() {
+                *x *= rounding.scale;
+            }
+            D::store(wide, d, rounding.saturate);
+        }
+    }
+    D::measure(src, dst, rounding.scale)
+}
+
+/// The largest finite magnitude of a block of `from` elements (see [`lowp::fit::amax`]).
+pub fn block_amax(from: FloatType, src: &[u8]) -> f64 {
+    match from {
+        FloatType::F64 => lowp::fit::amax::<f64>(bytemuck::cast_slice(src)),
+        FloatType::F32 => lowp::fit::amax::<f32>(bytemuck::cast_slice(src)),
+        FloatType::F16 => lowp::fit::amax::<f16>(bytemuck::cast_slice(src)),
+        FloatType::BF16 => lowp::fit::amax::<bf16>(bytemuck::cast_slice(src)),
+        FloatType::F8E4M3 => lowp::fit::amax::<f8e4m3fn>(bytemuck::cast_slice(src)),
+        FloatType::F8E5M2 => lowp::fit::amax::<f8e5m2>(bytemuck::cast_slice(src)),
+    }
+}
+
+/// The per-tensor scale for storing values with largest magnitude `amax` in the FP8 type `to`:
+/// lowp's [`power_of_two_scale`](lowp::fit::power_of_two_scale), kept within `2^-126..=2^126`
+/// so that the scale and its inverse (the number stored to restore the values) are normal
+/// f32s.
+pub fn fp8_scale(to: FloatType, amax: f64) -> f64 {
+    let s = match to {
+        FloatType::F8E4M3 => lowp::fit::power_of_two_scale::<f8e4m3fn>(amax),
+        FloatType::F8E5M2 => lowp::fit::power_of_two_scale::<f8e5m2>(amax),
+        _ => 1.0,
+    };
+    s.clamp(2f64.powi(-126), 2f64.powi(126))
+}
+
+/// Reverses the byte order of each `width`-byte element of `bytes` in place (big-endian NumPy
+/// data on a little-endian machine, and the other way round).
+pub fn swap_bytes(bytes: &mut [u8], width: usize) {
+    match width {
+        2 => bytemuck::cast_slice_mut::<u8, u16>(bytes)
+            .iter_mut()
+            .for_each(|x| *x = x.swap_bytes()),
+        4 => bytemuck::cast_slice_mut::<u8, u32>(bytes)
+            .iter_mut()
+            .for_each(|x| *x = x.swap_bytes()),
+        8 => bytemuck::cast_slice_mut::<u8, u64>(bytes)
+            .iter_mut()
+            .for_each(|x| *x = x.swap_bytes()),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `values` as the bytes of `t`, rounded with the scalar conversion.
+    fn encode(t: FloatType, values: &[f64]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &v in values {
+            match t {
+                FloatType::F64 => out.extend(v.to_le_bytes()),
+                FloatType::F32 => out.extend((v as f32).to_le_bytes()),
+                FloatType::F16 => out.extend(f16::from_f64(v).to_bits().to_le_bytes()),
+                FloatType::BF16 => out.extend(bf16::from_f64(v).to_bits().to_le_bytes()),
+                FloatType::F8E4M3 => out.push(f8e4m3fn::from_f64(v).to_bits()),
+                FloatType::F8E5M2 => out.push(f8e5m2::from_f64(v).to_bits()),
+            }
+        }
+        out
+    }
+
+    /// An 8-byte aligned copy of `bytes`.
+    fn aligned(bytes: &[u8]) -> Vec<u64> {
+        let mut v = vec![0u64; bytes.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut v)[..bytes.len()].copy_from_slice(bytes);
+        v
+    }
+
+    #[test]
+    fn every_pair_matches_the_scalar_conversion() {
+        let values = [0.0, -1.5, 0.1, 3.0e-3, 300.0, 1e-9, -65504.0, 7e4, 1e40];
+        for from in FloatType::ALL {
+            let src_bytes = encode(from, &values);
+            let src = aligned(&src_bytes);
+            let src = &bytemuck::cast_slice::<u64, u8>(&src)[..src_bytes.len()];
+            // The exact values of the source, as the scalar conversions see them.
+            let exact: Vec<f64> = (0..values.len())
+                .map(|i| decode(from, &src_bytes[i * from.size()..]))
+                .collect();
+            for to in FloatType::ALL {
+                let mut dst = vec![0u64; values.len()];
+                let dst =
+                    &mut bytemuck::cast_slice_mut::<u64, u8>(&mut dst)[..values.len() * to.size()];
+                let rounding = Rounding {
+                    saturate: false,
+                    scale: 1.0,
+                };
+                let stats = convert_block(from, to, src, dst, rounding);
+                assert_eq!(stats.elements, values.len() as u64);
+                assert_eq!(
+                    dst,
+                    &encode(to, &exact)[..],
+                    "{} -> {}",
+                    from.name(),
+                    to.name()
+                );
+            }
+        }
+    }
+
+    /// The value of the first element of `bytes`, of type `t`.
+    fn decode(t: FloatType, bytes: &[u8]) -> f64 {
+        let b2 = || u16::from_le_bytes([bytes[0], bytes[1]]);
+        match t {
+            FloatType::F64 => f64::from_le_bytes(bytes[..8].try_into().unwrap()),
+            FloatType::F32 => f32::from_le_bytes(bytes[..4].try_into().unwrap()) as f64,
+            FloatType::F16 => f16::from_bits(b2()).to_f64(),
+            FloatType::BF16 => bf16::from_bits(b2()).to_f64(),
+            FloatType::F8E4M3 => f8e4m3fn::from_bits(bytes[0]).to_f64(),
+            FloatType::F8E5M2 => f8e5m2::from_bits(bytes[0]).to_f64(),
+        }
+    }
+
+    #[test]
+    fn scaled_fp8_restores_and_saturates() {
+        let values = [1000.0f32, -3.0, 0.5];
+        let src = aligned(bytemuck::cast_slice(&values));
+        let src = &bytemuck::cast_slice::<u64, u8>(&src)[..12];
+        let scale = fp8_scale(FloatType::F8E4M3, 1000.0);
+        assert_eq!(scale, 0.25);
+        let mut dst = [0u8; 3];
+        let rounding = Rounding {
+            saturate: false,
+            scale,
+        };
+        let stats = convert_block(FloatType::F32, FloatType::F8E4M3, src, &mut dst, rounding);
+        let restored: Vec<f64> = dst
+            .iter()
+            .map(|&b| f8e4m3fn::from_bits(b).to_f64() / scale)
+            .collect();
+        assert_eq!(restored, [1024.0, -3.0, 0.5]);
+        assert_eq!(stats.overflowed, 0);
+        let unscaled = Rounding {
+            saturate: true,
+            scale: 1.0,
+        };
+        let stats = convert_block(FloatType::F32, FloatType::F8E4M3, src, &mut dst, unscaled);
+        assert_eq!(f8e4m3fn::from_bits(dst[0]), f8e4m3fn::MAX);
+        assert_eq!(stats.overflowed, 1);
+    }
+
+    #[test]
+    fn scales_stay_normal_f32() {
+        assert_eq!(fp8_scale(FloatType::F8E5M2, 1e-300), 2f64.powi(126));
+        assert_eq!(fp8_scale(FloatType::F8E4M3, 1e300), 2f64.powi(-126));
+        assert_eq!(fp8_scale(FloatType::F8E4M3, 0.0), 1.0);
+    }
+
+    #[test]
+    fn parse_accepts_every_spelling() {
+        for (text, t) in [
+            ("bf16", FloatType::BF16),
+            ("bfloat16", FloatType::BF16),
+            ("F8_E4M3", FloatType::F8E4M3),
+            ("float8_e4m3fn", FloatType::F8E4M3),
+            ("f8e5m2", FloatType::F8E5M2),
+            ("float32", FloatType::F32),
+            ("F64", FloatType::F64),
+            ("half", FloatType::F16),
+        ] {
+            assert_eq!(FloatType::parse(text).unwrap(), t, "{text}");
+        }
+        let err = FloatType::parse("f8e4m3fnuz").unwrap_err();
+        assert_eq!(err.code, crate::error::USAGE);
+        assert!(err.message.contains("f8e5m2"), "{err}");
+    }
+
+    #[test]
+    fn byte_swaps() {
+        let mut b = [1u8, 2, 3, 4];
+        swap_bytes(&mut b, 2);
+        assert_eq!(b, [2, 1, 4, 3]);
+        swap_bytes(&mut b, 4);
+        assert_eq!(b, [3, 4, 1, 2]);
+    }
+}

@@ -1,0 +1,620 @@
+//! `lowp convert`: a checkpoint (safetensors, `.npy`, `.npz`) stored in another float type,
+//! with a per-tensor report of what that cost.
+//!
+//! The command decides per tensor what to do ([`Options::plan`]), writes the output header,
+//! then moves each tensor's data through the conversion ([`pipeline`]) into a temporary file
+//! beside OUT that is renamed to OUT only when everything succeeded ([`files::TempOutput`]).
+//! IN is only ever opened for reading.
+
+pub mod files;
+pub mod kernel;
+mod numpy;
+pub mod pipeline;
+pub mod report;
+pub mod safetensors;
+
+use crate::error::CliError;
+use crate::output;
+use clap::{Args, ValueEnum};
+use files::{Progress, TempOutput};
+use kernel::{FloatType, Rounding};
+use lowp::fit::FitStats;
+use pipeline::{Action, Files, Segment};
+use report::Report;
+use serde_json::{Value, json};
+use std::fs::File;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Arguments of `lowp convert`.
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct ConvertArgs {
+    /// The checkpoint to read: a .safetensors, .npy or .npz file (recognised by its contents).
+    #[arg(value_name = "IN")]
+    input: PathBuf,
+
+    /// The file to write, of the same kind as IN (not with --dry-run). Written to a temporary
+    /// file beside it and renamed when complete; an existing OUT is replaced.
+    #[arg(value_name = "OUT")]
+    output: Option<PathBuf>,
+
+    /// The float type to store: f32, f64, f16, bf16, f8e4m3fn or f8e5m2 (also bfloat16,
+    /// float8_e4m3fn, F8_E4M3, ...). NumPy files take f16, f32 and f64 only.
+    #[arg(long, value_name = "TYPE", value_parser = FloatType::parse)]
+    to: FloatType,
+
+    /// Convert only the tensors whose names match PATTERN (`*` any characters, `?` one);
+    /// comma separated or repeated. The others are copied unchanged.
+    #[arg(long, value_name = "PATTERN", value_delimiter = ',')]
+    only: Vec<String>,
+
+    /// Store the tensors whose names match PATTERN as f32 instead of --to (norms, biases);
+    /// comma separated or repeated.
+    #[arg(long, value_name = "PATTERN", value_delimiter = ',')]
+    keep_f32: Vec<String>,
+
+    /// Saturate values beyond the target's range to ±MAX instead of ±inf or NaN.
+    #[arg(long)]
+    saturate: bool,
+
+    /// How FP8 tensors are scaled: `none`, or `per-tensor`: each tensor multiplied by the
+    /// largest power of two that keeps its largest magnitude within the format, and the
+    /// inverse stored as an F32 scalar tensor NAME.scale (value = NAME * NAME.scale).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ScaleMode::None)]
+    fp8_scale: ScaleMode,
+
+    /// Print the report without writing anything: will the checkpoint survive this type?
+    #[arg(long)]
+    dry_run: bool,
+
+    /// Also write the report to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+}
+
+/// The end of `lowp convert --help`: the verdicts and where scales go.
+const AFTER_HELP: &str = "\
+Verdicts (per tensor):
+  fail   values became inf or NaN: a finite value overflowed (without --saturate), or a
+         non-NaN value was stored as NaN
+  warn   values saturated (--saturate); or more than 0.1% of the elements flushed to zero;
+         or more than 1% became subnormal; or the mean relative error exceeds the target's
+         unit roundoff (2^-(mantissa bits + 1)): much of the tensor lies outside its range
+  ok     only rounding within the range
+  exact  every finite value stored exactly
+  kept   not converted: not a float, not matched by --only, or already the target type
+
+Tensors that are not floating point pass through untouched, as do names, shapes and the
+safetensors __metadata__. Output tensors are ordered as the safetensors crate writes them
+(widest type first, then by name).
+
+With --fp8-scale per-tensor, a tensor W stored in FP8 was multiplied by a power of two s before
+rounding, and W.scale (F32, shape []) holds 1/s: the values are restored as W * W.scale.
+Exit codes: 0 done, 1 unreadable, malformed or unwritable file, 2 usage, 130 interrupted.";
+
+/// The `--fp8-scale` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScaleMode {
+    /// Values are rounded as they are.
+    None,
+    /// One power-of-two scale per tensor, stored as `NAME.scale`.
+    PerTensor,
+}
+
+/// What to convert, and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The input file.
+    pub input: PathBuf,
+    /// The output file (none in a dry run).
+    pub output: Option<PathBuf>,
+    /// The target type.
+    pub to: FloatType,
+    /// `--only` patterns (empty: every tensor).
+    pub only: Vec<String>,
+    /// `--keep-f32` patterns.
+    pub keep_f32: Vec<String>,
+    /// `--saturate`.
+    pub saturate: bool,
+    /// `--fp8-scale per-tensor`.
+    pub per_tensor_scale: bool,
+    /// Whether to draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// What happens to one tensor.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Its float type, if it has one of ours.
+    pub source: Option<FloatType>,
+    /// The type it is converted to; `None`: copied as it is.
+    pub target: Option<FloatType>,
+    /// Why it is copied as it is.
+    pub note: String,
+    /// Whether it is scaled per tensor (FP8 with `--fp8-scale per-tensor`).
+    pub scaled: bool,
+    /// The name of its scale tensor, when scaled and writing.
+    pub scale_name: Option<String>,
+}
+
+impl Options {
+    /// What to do with the tensor `name` of float type `source` (`None`: not a float type
+    /// we convert); `writing` is false in a dry run.
+    pub fn plan(&self, name: &str, source: Option<FloatType>, writing: bool) -> Plan {
+        let kept = |note: String| Plan {
+            source,
+            note,
+            ..Plan::default()
+        };
+        let Some(from) = source else {
+            return kept("not a float type lowp converts".to_string());
+        };
+        if !self.only.is_empty() && !self.only.iter().any(|p| glob(p, name)) {
+            return kept("not matched by --only".to_string());
+        }
+        let to = if self.keep_f32.iter().any(|p| glob(p, name)) {
+            FloatType::F32
+        } else {
+            self.to
+        };
+        if to == from {
+            return kept(format!("already {}", to.name()));
+        }
+        let scaled = self.per_tensor_scale && to.is_fp8();
+        Plan {
+            source,
+            target: Some(to),
+            note: String::new(),
+            scaled,
+            scale_name: (scaled && writing).then(|| format!("{name}.scale")),
+        }
+    }
+}
+
+/// Whether `name` matches the glob `pattern`: `*` any run of characters (dots included), `?`
+/// any one character, everything else itself.
+pub fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // Iterative matching with one backtrack point (the last `*`): linear in practice, never
+    // exponential.
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+/// Runs one tensor whose data is `base` (input and output offsets, bytes; its action is
+/// ignored): copies it when the plan keeps it, converts it otherwise (after a first pass for
+/// its scale when scaled). Gives the statistics and the scale, when converted.
+pub fn run_tensor(
+    opts: &Options,
+    files: &Files<'_>,
+    base: Segment,
+    plan: &Plan,
+    swap: bool,
+    elements: u64,
+) -> Result<(Option<FitStats>, Option<f64>), CliError> {
+    let (Some(to), Some(from)) = (plan.target, plan.source) else {
+        if files.output.is_some() {
+            pipeline::run(&base, files)?;
+        } else {
+            files.progress.add(base.bytes);
+        }
+        return Ok((None, None));
+    };
+    debug_assert_eq!(base.bytes, elements * from.size() as u64);
+    let mut segment = Segment {
+        width: from.size(),
+        action: Action::Convert {
+            from,
+            to,
+            swap,
+            rounding: Rounding {
+                saturate: opts.saturate,
+                scale: 1.0,
+            },
+        },
+        ..base
+    };
+    let mut scale = None;
+    if plan.scaled {
+        let s = kernel::fp8_scale(to, pipeline::amax(&segment, files)?);
+        if let Action::Convert { rounding, .. } = &mut segment.action {
+            rounding.scale = s;
+        }
+        scale = Some(s);
+    }
+    let stats = pipeline::run(&segment, files)?;
+    Ok((Some(stats), scale))
+}
+
+/// The kinds of file `lowp convert` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// safetensors.
+    Safetensors,
+    /// A NumPy `.npy` array.
+    Npy,
+    /// A NumPy `.npz` archive.
+    Npz,
+}
+
+impl Kind {
+    /// The kind of a file from its first bytes. A safetensors file starts with its header's
+    /// length, which could spell a zip signature, but then has its JSON's `{` at byte 8, where
+    /// a zip entry has its compression method.
+    fn sniff(file: &File) -> Kind {
+        let mut magic = [0u8; 9];
+        match files::read_at(file, &mut magic, 0) {
+            Ok(()) if magic.starts_with(b"\x93NUMPY") => Kind::Npy,
+            Ok(())
+                if (magic.starts_with(b"PK\x03\x04") || magic.starts_with(b"PK\x05\x06"))
+                    && magic[8] != b'{' =>
+            {
+                Kind::Npz
+            }
+            _ => {
+                // Files shorter than 9 bytes: a (tiny) .npy or else whatever the
+                // safetensors reader makes of it.
+                let mut short = [0u8; 6];
+                match files::read_at(file, &mut short, 0) {
+                    Ok(()) if &short == b"\x93NUMPY" => Kind::Npy,
+                    _ => Kind::Safetensors,
+                }
+            }
+        }
+    }
+
+    /// The kind a file name's extension says, if any.
+    fn of_name(path: &Path) -> Option<Kind> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "safetensors" => Some(Kind::Safetensors),
+            "npy" => Some(Kind::Npy),
+            "npz" => Some(Kind::Npz),
+            _ => None,
+        }
+    }
+
+    /// The kind's name.
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Safetensors => "safetensors",
+            Kind::Npy => ".npy",
+            Kind::Npz => ".npz",
+        }
+    }
+}
+
+/// Converts as `opts` says and gives the report; nothing is written in a dry run (no
+/// output).
+pub fn convert(opts: &Options) -> Result<Report, CliError> {
+    files::watch_interrupts();
+    let input = File::open(&opts.input)
+        .map_err(|e| CliError::failure(format!("cannot open {}: {e}", opts.input.display())))?;
+    let len = input
+        .metadata()
+        .map_err(|e| files::read_error(&opts.input, &e))?
+        .len();
+    let kind = Kind::sniff(&input);
+    if let Some(out) = &opts.output {
+        files::check_distinct(&opts.input, out)?;
+        if let Some(named) = Kind::of_name(out)
+            && named != kind
+        {
+            return Err(CliError::usage(format!(
+                "IN is a {} file but OUT {} names a {} file; lowp convert keeps the kind of file",
+                kind.name(),
+                out.display(),
+                named.name()
+            )));
+        }
+        if kind != Kind::Safetensors && !opts.to.in_numpy() {
+            return Err(CliError::usage(format!(
+                "NumPy files cannot hold {} (NumPy saves ml_dtypes arrays as raw bytes that do \
+                 not say what they hold); use a .safetensors file, --to f16, or --dry-run",
+                opts.to.name()
+            )));
+        }
+    }
+    let temp = opts.output.as_deref().map(TempOutput::create).transpose()?;
+    let progress = Progress::new(len, opts.progress);
+    let output = temp
+        .as_ref()
+        .zip(opts.output.as_deref())
+        .map(|(t, p)| (t.file(), p));
+    let tensors = match kind {
+        Kind::Safetensors => safetensors::convert(opts, &input, len, output, &progress),
+        Kind::Npy => numpy::convert_npy(opts, &input, len, output, &progress),
+        Kind::Npz => numpy::convert_npz(opts, &input, output, &progress),
+    };
+    progress.finish();
+    let tensors = tensors?;
+    let file_bytes_out = match &temp {
+        Some(t) => t.file().metadata().map_err(|e| t.error(&e))?.len(),
+        None => 0,
+    };
+    if let Some(t) = temp {
+        t.commit()?;
+    }
+    Ok(Report {
+        tensors,
+        saturate: opts.saturate,
+        file_bytes_in: len,
+        file_bytes_out,
+    })
+}
+
+/// Runs `lowp convert` and returns what to print.
+pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
+    match (&args.output, args.dry_run) {
+        (None, false) => {
+            return Err(CliError::usage(
+                "give OUT, the file to write, or --dry-run to only see the report",
+            ));
+        }
+        (Some(_), true) => {
+            return Err(CliError::usage("--dry-run writes nothing: give IN alone"));
+        }
+        _ => {}
+    }
+    if args.fp8_scale == ScaleMode::PerTensor && !args.to.is_fp8() {
+        return Err(CliError::usage(format!(
+            "--fp8-scale applies to f8e4m3fn and f8e5m2, not {}",
+            args.to.name()
+        )));
+    }
+    if let Some(file) = &args.report {
+        output::check_parent_dir(file)?;
+    }
+    let opts = Options {
+        input: args.input.clone(),
+        output: args.output.clone(),
+        to: args.to,
+        only: args.only.clone(),
+        keep_f32: args.keep_f32.clone(),
+        saturate: args.saturate,
+        per_tensor_scale: args.fp8_scale == ScaleMode::PerTensor,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let start = Instant::now();
+    let report = convert(&opts)?;
+    let seconds = start.elapsed().as_secs_f64();
+    if let Some(file) = &args.report {
+        let command = json!({
+            "input": opts.input.display().to_string(),
+            "output": opts.output.as_ref().map(|p| p.display().to_string()),
+            "dry_run": args.dry_run,
+            "to": opts.to.name(),
+            "only": opts.only,
+            "keep_f32": opts.keep_f32,
+            "saturate": opts.saturate,
+            "fp8_scale": if opts.per_tensor_scale { "per-tensor" } else { "none" },
+        });
+        let value: Value = report.to_json(command, seconds);
+        output::write_atomically(file, output::json_text(&value).as_bytes())?;
+    }
+    let out_name = opts.output.as_ref().map(|p| p.display().to_string());
+    Ok(report.table().to_text() + "\n" + &report.summary(out_name.as_deref(), seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("*", "anything.at.all"));
+        assert!(glob("*norm*", "model.layers.0.input_layernorm.weight"));
+        assert!(glob("lm_head.?eight", "lm_head.weight"));
+        assert!(!glob("*.bias", "layer.bias.x"));
+        assert!(glob("a*b*c", "aXbYbZc"));
+        assert!(!glob("a*b*c", "aXbYbZ"));
+        assert!(glob("", ""));
+        assert!(!glob("", "x"));
+        // Many stars on a long name stay fast.
+        assert!(!glob(&"*a".repeat(50), &"a".repeat(40)));
+    }
+
+    #[test]
+    fn plans() {
+        let opts = Options {
+            input: PathBuf::new(),
+            output: None,
+            to: FloatType::F8E4M3,
+            only: vec!["*.weight".into()],
+            keep_f32: vec!["*norm*".into()],
+            saturate: false,
+            per_tensor_scale: true,
+            progress: false,
+        };
+        let p = opts.plan("l.weight", Some(FloatType::F32), true);
+        assert_eq!(p.target, Some(FloatType::F8E4M3));
+        assert_eq!(p.scale_name.as_deref(), Some("l.weight.scale"));
+        assert!(
+            opts.plan("l.weight", Some(FloatType::F32), false)
+                .scale_name
+                .is_none()
+        );
+        assert_eq!(
+            opts.plan("l.bias", Some(FloatType::F32), true).note,
+            "not matched by --only"
+        );
+        let norm = opts.plan("norm.weight", Some(FloatType::BF16), true);
+        assert_eq!((norm.target, norm.scaled), (Some(FloatType::F32), false));
+        assert_eq!(
+            opts.plan("norm.weight", Some(FloatType::F32), true).note,
+            "already f32"
+        );
+        assert!(opts.plan("ids", None, true).target.is_none());
+    }
+
+    /// A deterministic generator (splitmix64).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    /// Converts `bytes` as a file (dry run, then for real) and gives whether both failed;
+    /// fails the test on a panic, naming the case.
+    fn survives(dir: &Path, case: &str, bytes: &[u8], to: FloatType) -> bool {
+        let input = dir.join("in.bin");
+        std::fs::write(&input, bytes).unwrap();
+        let out = dir.join("out.bin");
+        let mut results = Vec::new();
+        for output in [None, Some(out.clone())] {
+            let opts = Options {
+                input: input.clone(),
+                output,
+                to,
+                only: Vec::new(),
+                keep_f32: Vec::new(),
+                saturate: false,
+                per_tensor_scale: to.is_fp8(),
+                progress: false,
+            };
+            let result = std::panic::catch_unwind(|| convert(&opts));
+            match result {
+                Ok(r) => results.push(r.is_err()),
+                Err(_) => panic!("{case}: panicked"),
+            }
+        }
+        // The real run never leaves a temporary file, and writes OUT only when it succeeds.
+        let leftovers: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{case}: {leftovers:?}");
+        assert_eq!(out.exists(), !results[1], "{case}");
+        let _ = std::fs::remove_file(&out);
+        results[0] && results[1]
+    }
+
+    /// Thousands of truncated and corrupted files, derived deterministically from the Python
+    /// fixtures: none panics; every truncation and every lie about the header's length or a
+    /// tensor's offsets is an error.
+    #[test]
+    fn corrupted_files_are_errors_never_panics() {
+        let dir = std::env::temp_dir().join(format!("lowp-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let mut rng = Rng(42);
+        let mut cases = 0;
+        for name in [
+            "model_f32.safetensors",
+            "mixed.safetensors",
+            "c_f32.npy",
+            "fortran_f64_be.npy",
+            "arrays.npz",
+            "arrays_compressed.npz",
+        ] {
+            let good = std::fs::read(fixtures.join(name)).unwrap();
+            let to = [FloatType::BF16, FloatType::F16, FloatType::F8E4M3][rng.below(3)];
+            let to = if name.ends_with("safetensors") {
+                to
+            } else {
+                FloatType::F16
+            };
+            // Every truncation is an error.
+            for _ in 0..150 {
+                let len = rng.below(good.len());
+                let case = format!("{name} truncated to {len}");
+                assert!(survives(&dir, &case, &good[..len], to), "{case}: accepted");
+                cases += 1;
+            }
+            // Random bytes anywhere (header and body): errors or valid files, never panics.
+            for _ in 0..250 {
+                let mut bad = good.clone();
+                let n = 1 + rng.below(4);
+                for _ in 0..n {
+                    let at = rng.below(bad.len());
+                    bad[at] = rng.next() as u8;
+                }
+                survives(&dir, &format!("{name} with {n} random bytes"), &bad, to);
+                cases += 1;
+            }
+            if !name.ends_with("safetensors") {
+                continue;
+            }
+            let n = u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
+            let header = std::str::from_utf8(&good[8..8 + n]).unwrap();
+            // A header length that lies.
+            for _ in 0..100 {
+                let lie = match rng.below(3) {
+                    0 => rng.next(),
+                    1 => rng.below(n) as u64,
+                    _ => (n + 1 + rng.below(good.len())) as u64,
+                };
+                let mut bad = good.clone();
+                bad[..8].copy_from_slice(&lie.to_le_bytes());
+                let case = format!("{name} with header length {lie}");
+                assert!(survives(&dir, &case, &bad, to), "{case}: accepted");
+                cases += 1;
+            }
+            // Offsets and shapes that lie: one number of the header replaced by another.
+            let numbers: Vec<(usize, usize)> = header
+                .char_indices()
+                // Numbers in arrays (shapes and offsets), not digits in names.
+                .filter(|&(i, c)| c.is_ascii_digit() && header[..i].ends_with(['[', ',']))
+                .map(|(i, _)| {
+                    let end = header[i..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .map_or(header.len(), |e| i + e);
+                    (i, end)
+                })
+                .collect();
+            for _ in 0..300 {
+                let (start, end) = numbers[rng.below(numbers.len())];
+                let old: u64 = header[start..end].parse().unwrap();
+                let new = match rng.below(3) {
+                    0 => old + 1 + rng.below(8) as u64,
+                    1 => old.saturating_sub(1 + rng.below(8) as u64),
+                    _ => rng.next() >> rng.below(64),
+                };
+                if new == old {
+                    continue;
+                }
+                let text = format!("{}{new}{}", &header[..start], &header[end..]);
+                let mut bad = (text.len() as u64).to_le_bytes().to_vec();
+                bad.extend(text.as_bytes());
+                bad.extend(&good[8 + n..]);
+                let case = format!("{name} with {old} at {start} replaced by {new}");
+                // A changed dimension of an empty tensor, or a shape whose product happens to
+                // stay the same, can be a valid header; an offset cannot.
+                let in_offsets =
+                    header[..start].rfind("data_offsets") > header[..start].rfind("shape");
+                let failed = survives(&dir, &case, &bad, to);
+                assert!(failed || !in_offsets, "{case}: accepted");
+                cases += 1;
+            }
+        }
+        assert!(cases > 2000, "{cases}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

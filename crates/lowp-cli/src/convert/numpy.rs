@@ -1,0 +1,461 @@
+//! NumPy files: `.npy` (one array) and `.npz` (a zip archive of `.npy` members, stored by
+//! `np.savez` or deflated by `np.savez_compressed`).
+//!
+//! The header is parsed by `npyz`, after checks that keep a hostile header from costing more
+//! than it should (its length against the file's, its nesting depth, which `npyz`'s recursive
+//! parser would follow); the data is then converted in bulk like any tensor, byte-swapped first
+//! when big-endian (`>f4`). C and Fortran order need nothing: conversion is element-wise, and
+//! the output header keeps the order and shape. Converted arrays are written little-endian.
+//! NumPy has no bf16 or FP8 dtype (ml_dtypes arrays are saved as raw `V2`/`V1` bytes that
+//! do not say what they hold), so those targets are refused for NumPy output.
+
+use super::files::{self, Progress};
+use super::kernel::FloatType;
+use super::pipeline::{self, Files, Segment};
+use super::report::TensorReport;
+use super::{Options, Plan};
+use crate::error::CliError;
+use npyz::{DType, Endianness, NpyHeader, TypeChar, TypeStr, WriterBuilder};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+/// The largest `.npy` header accepted. NumPy's own reader refuses headers over 10,000 bytes
+/// unless told otherwise; this leaves room for large structured dtypes.
+const MAX_HEADER: u64 = 1 << 20;
+
+/// The deepest nesting of brackets accepted in a header (a structured dtype of structured
+/// dtypes nests a few levels; `npyz`'s parser recurses on each).
+const MAX_NESTING: usize = 32;
+
+/// A parsed and checked `.npy` header.
+pub struct Array {
+    /// The header as `npyz` reads it.
+    header: NpyHeader,
+    /// Bytes before the data.
+    data_start: u64,
+    /// Elements (the product of the shape).
+    elements: u64,
+    /// Bytes per element, if fixed (not for pickled objects).
+    item_size: Option<u64>,
+    /// The float type, and whether its bytes need swapping, if it is one of ours.
+    float: Option<(FloatType, bool)>,
+    /// The dtype as NumPy writes it (`<f4`), or `structured`.
+    descr: String,
+}
+
+/// Reads and checks a `.npy` header from `r`; `available` is the size of the whole `.npy`
+/// data when known.
+fn read_array(r: &mut dyn Read, available: u64) -> Result<Array, String> {
+    let mut pre = [0u8; 12];
+    r.read_exact(&mut pre[..8])
+        .map_err(|_| "too short for a .npy file".to_string())?;
+    if &pre[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file (no \\x93NUMPY magic)".to_string());
+    }
+    let len_bytes = match (pre[6], pre[7]) {
+        (1, 0) => 2,
+        (2, 0) | (3, 0) => 4,
+        (a, b) => return Err(format!("unsupported .npy version {a}.{b}")),
+    };
+    r.read_exact(&mut pre[8..8 + len_bytes])
+        .map_err(|_| "the .npy header is truncated".to_string())?;
+    let mut len = [0u8; 4];
+    len[..len_bytes].copy_from_slice(&pre[8..8 + len_bytes]);
+    let header_len = u32::from_le_bytes(len) as u64;
+    let data_start = 8 + len_bytes as u64 + header_len;
+    if header_len > MAX_HEADER {
+        return Err(format!(
+            "the .npy header length {header_len} exceeds {MAX_HEADER} bytes"
+        ));
+    }
+    if data_start > available {
+        return Err(format!(
+            "the .npy header length {header_len} runs past the end of the data ({available} \
+             bytes): truncated?"
+        ));
+    }
+    let mut text = vec![0u8; header_len as usize];
+    r.read_exact(&mut text)
+        .map_err(|_| "the .npy header is truncated".to_string())?;
+    let mut depth = 0usize;
+    for &b in &text {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_NESTING {
+            return Err(format!(
+                "the .npy header nests brackets deeper than {MAX_NESTING} levels"
+            ));
+        }
+    }
+    let mut whole = pre[..8 + len_bytes].to_vec();
+    whole.extend(text);
+    let header = NpyHeader::from_reader(io::Cursor::new(whole))
+        .map_err(|e| format!("invalid .npy header: {e}"))?;
+    let elements = header
+        .shape()
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| format!("shape {:?} has too many elements", header.shape()))?;
+    let dtype = header.dtype();
+    let item_size = if header.uses_pickled_array() {
+        None
+    } else {
+        dtype.num_bytes().map(|n| n as u64)
+    };
+    let (float, descr) = match &dtype {
+        DType::Plain(ts) => (float_of(ts), ts.to_string()),
+        _ => (None, "structured".to_string()),
+    };
+    if let Some(size) = item_size {
+        let need = elements
+            .checked_mul(size)
+            .ok_or_else(|| format!("shape {:?} of {descr} is too large", header.shape()))?;
+        let held = available - data_start;
+        if need != held {
+            return Err(format!(
+                "the array data is {held} bytes but {descr} of shape {:?} needs {need}{}",
+                header.shape(),
+                if held < need { ": truncated?" } else { "" }
+            ));
+        }
+    }
+    Ok(Array {
+        header,
+        data_start,
+        elements,
+        item_size,
+        float,
+        descr,
+    })
+}
+
+/// Our float type for a NumPy type string, and whether its bytes need swapping.
+fn float_of(ts: &TypeStr) -> Option<(FloatType, bool)> {
+    if ts.type_char() != TypeChar::Float {
+        return None;
+    }
+    let t = FloatType::from_numpy_size(ts.size_field())?;
+    let swap = match ts.endianness() {
+        Endianness::Little => cfg!(target_endian = "big"),
+        Endianness::Big => cfg!(target_endian = "little"),
+        Endianness::Irrelevant => false,
+    };
+    Some((t, swap))
+}
+
+/// The `.npy` header of `array` stored as the little-endian float type `to`.
+fn output_header(array: &Array, to: FloatType) -> Result<Vec<u8>, CliError> {
+    let descr = format!("<f{}", to.size());
+    let ts: TypeStr = descr
+        .parse()
+        .map_err(|e| CliError::failure(format!("cannot write a .npy header for {descr}: {e}")))?;
+    let mut out = Vec::new();
+    npyz::WriteOptions::new_header_only()
+        .dtype(DType::Plain(ts))
+        .shape(array.header.shape())
+        .order(array.header.order())
+        .writer(&mut out)
+        .write_header_only()
+        .map_err(|e| CliError::failure(format!("cannot write a .npy header: {e}")))?;
+    Ok(out)
+}
+
+/// The report of an array.
+fn report(
+    name: &str,
+    array: &Array,
+    plan: &Plan,
+    stats: Option<lowp::fit::FitStats>,
+    scale: Option<f64>,
+) -> TensorReport {
+    let bytes_in = array.elements * array.item_size.unwrap_or(0);
+    let (to, bytes_out) = match plan.target {
+        Some(t) if t.in_numpy() => (format!("<f{}", t.size()), array.elements * t.size() as u64),
+        // A dry run to a type NumPy cannot name.
+        Some(t) => (t.name().to_string(), array.elements * t.size() as u64),
+        None => (array.descr.clone(), bytes_in),
+    };
+    TensorReport {
+        name: name.to_string(),
+        shape: array.header.shape().to_vec(),
+        from: array.descr.clone(),
+        to,
+        target: plan.target,
+        stats,
+        scale,
+        note: plan.note.clone(),
+        bytes_in,
+        bytes_out,
+    }
+}
+
+/// Converts (or, with no output, measures) a `.npy` file of `len` bytes.
+pub fn convert_npy(
+    opts: &Options,
+    input: &File,
+    len: u64,
+    output: Option<(&File, &Path)>,
+    progress: &Progress,
+) -> Result<Vec<TensorReport>, CliError> {
+    let bad = |why: String| CliError::failure(format!("{}: {why}", opts.input.display()));
+    let mut reader = io::BufReader::new(input);
+    let array = read_array(&mut reader, len).map_err(bad)?;
+    let name = opts
+        .input
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let plan = opts.plan(&name, array.float.map(|f| f.0), output.is_some());
+    let files = Files {
+        input: (input, &opts.input),
+        output,
+        progress,
+    };
+    let (segment, swap) = match plan.target {
+        Some(to) => {
+            let mut data_out = 0;
+            if let Some((file, path)) = output {
+                let out_header = output_header(&array, to)?;
+                files::write_at(file, &out_header, 0).map_err(|e| files::write_error(path, &e))?;
+                data_out = out_header.len() as u64;
+            }
+            let segment = Segment {
+                input: array.data_start,
+                output: data_out,
+                bytes: len - array.data_start,
+                width: 1,
+                action: pipeline::Action::Copy,
+            };
+            (segment, array.float.is_some_and(|f| f.1))
+        }
+        // Kept: the whole file, header included, byte for byte.
+        None => {
+            let segment = Segment {
+                input: 0,
+                output: 0,
+                bytes: len,
+                width: 1,
+                action: pipeline::Action::Copy,
+            };
+            (segment, false)
+        }
+    };
+    let (stats, scale) = super::run_tensor(opts, &files, segment, &plan, swap, array.elements)
+        .map_err(|e| e.about(&format!("array '{name}'")))?;
+    Ok(vec![report(&name, &array, &plan, stats, scale)])
+}
+
+/// Converts (or, with no output, measures) an `.npz` archive: each `.npy` member converted or
+/// copied as it is (compressed members stay compressed, with the same method); other members
+/// copied.
+pub fn convert_npz(
+    opts: &Options,
+    input: &File,
+    output: Option<(&File, &Path)>,
+    progress: &Progress,
+) -> Result<Vec<TensorReport>, CliError> {
+    let path = &opts.input;
+    let zip_error =
+        |e: zip::result::ZipError| CliError::failure(format!("{}: {e}", path.display()));
+    let reader = input.try_clone().map_err(|e| files::read_error(path, &e))?;
+    let mut archive = zip::ZipArchive::new(io::BufReader::new(reader)).map_err(zip_error)?;
+    let mut writer = match output {
+        Some((file, out_path)) => Some((
+            zip::ZipWriter::new(io::BufWriter::new(
+                file.try_clone()
+                    .map_err(|e| files::write_error(out_path, &e))?,
+            )),
+            out_path,
+        )),
+        None => None,
+    };
+    let mut reports = Vec::new();
+    for i in 0..archive.len() {
+        let (member, compression, size, modified) = {
+            let raw = archive.by_index_raw(i).map_err(zip_error)?;
+            let name = raw.name().map_err(zip_error)?.into_owned();
+            (name, raw.compression(), raw.size(), raw.last_modified())
+        };
+        let Some(name) = member.strip_suffix(".npy").map(str::to_string) else {
+            if let Some((w, _)) = writer.as_mut() {
+                let raw = archive.by_index_raw(i).map_err(zip_error)?;
+                w.raw_copy_file(raw).map_err(zip_error)?;
+            }
+            continue;
+        };
+        let about =
+            |why: String| CliError::failure(format!("{}: array '{name}': {why}", path.display()));
+        let read_err = |e: &io::Error| about(format!("cannot read the data: {e}"));
+        let mut data = archive.by_index(i).map_err(zip_error)?;
+        let array = read_array(&mut data, size).map_err(about)?;
+        let plan = opts.plan(&name, array.float.map(|f| f.0), output.is_some());
+        let (Some(to), Some((from, swap))) = (plan.target, array.float) else {
+            drop(data);
+            if let Some((w, _)) = writer.as_mut() {
+                let raw = archive.by_index_raw(i).map_err(zip_error)?;
+                w.raw_copy_file(raw).map_err(zip_error)?;
+            }
+            progress.add(size);
+            reports.push(report(&name, &array, &plan, None, None));
+            continue;
+        };
+        progress.tensor(&name);
+        let scale = if plan.scaled {
+            let amax = pipeline::stream_amax(&mut data, array.elements, from, swap, &read_err)?;
+            drop(data);
+            data = archive.by_index(i).map_err(zip_error)?;
+            read_array(&mut data, size).map_err(about)?;
+            Some(super::kernel::fp8_scale(to, amax))
+        } else {
+            None
+        };
+        let rounding = super::kernel::Rounding {
+            saturate: opts.saturate,
+            scale: scale.unwrap_or(1.0),
+        };
+        let mut sink = None;
+        if let Some((w, out_path)) = writer.as_mut() {
+            let out_header = output_header(&array, to)?;
+            let out_size = out_header.len() as u64 + array.elements * to.size() as u64;
+            let mut options = zip::write::SimpleFileOptions::default()
+                .compression_method(compression)
+                .large_file(out_size >= u32::MAX as u64);
+            if let Some(time) = modified {
+                options = options.last_modified_time(time);
+            }
+            w.start_file(member.as_str(), options).map_err(zip_error)?;
+            w.write_all(&out_header)
+                .map_err(|e| files::write_error(out_path, &e))?;
+            sink = Some((w, *out_path));
+        }
+        let out_path = sink.as_ref().map(|s| s.1);
+        let write_err = |e: &io::Error| files::write_error(out_path.unwrap_or(path), e);
+        let stats = pipeline::convert_stream(
+            &mut data,
+            sink.map(|(w, _)| w as &mut dyn Write),
+            array.elements,
+            from,
+            to,
+            swap,
+            rounding,
+            progress,
+            &read_err,
+            &write_err,
+        )?;
+        // Reading to the end checks the member's CRC.
+        let mut rest = [0u8; 1];
+        match data.read(&mut rest) {
+            Ok(0) => {}
+            Ok(_) => {
+                return Err(about(
+                    "the member holds more data than its header describes".into(),
+                ));
+            }
+            Err(e) => return Err(read_err(&e)),
+        }
+        reports.push(report(&name, &array, &plan, Some(stats), scale));
+    }
+    if let Some((w, out_path)) = writer {
+        let mut inner = w.finish().map_err(zip_error)?;
+        inner
+            .flush()
+            .map_err(|e| files::write_error(out_path, &e))?;
+    }
+    Ok(reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `.npy` file of `descr`, `shape` and `data`.
+    fn npy(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut h = header.to_string();
+        while !(10 + h.len() + 1).is_multiple_of(64) {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend((h.len() as u16).to_le_bytes());
+        out.extend(h.as_bytes());
+        out.extend(data);
+        out
+    }
+
+    fn parse(bytes: &[u8]) -> Result<Array, String> {
+        read_array(&mut &bytes[..], bytes.len() as u64)
+    }
+
+    #[test]
+    fn reads_floats_in_both_byte_orders() {
+        let a = parse(&npy(
+            "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 1), }",
+            &[0; 8],
+        ))
+        .unwrap();
+        assert_eq!(
+            a.float,
+            Some((FloatType::F32, cfg!(target_endian = "little")))
+        );
+        assert_eq!(a.elements, 2);
+        assert_eq!(a.header.order(), npyz::Order::Fortran);
+        let h = parse(&npy(
+            "{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }",
+            &[0; 6],
+        ))
+        .unwrap();
+        assert_eq!(h.float.unwrap().0, FloatType::F16);
+        let out = output_header(&h, FloatType::F32).unwrap();
+        assert_eq!(out.len() % 64, 0);
+        let back = parse(&[out, vec![0; 12]].concat()).unwrap();
+        assert_eq!(back.descr, "<f4");
+        assert_eq!(back.header.shape(), &[3]);
+        let ints = parse(&npy(
+            "{'descr': '<i8', 'fortran_order': False, 'shape': (), }",
+            &[0; 8],
+        ))
+        .unwrap();
+        assert_eq!((ints.float, ints.elements), (None, 1));
+    }
+
+    #[test]
+    fn bad_headers_are_errors() {
+        let f4 = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (npy(f4, &[0; 7]), "needs 8: truncated?"),
+            (npy(f4, &[0; 9]), "is 9 bytes"),
+            (
+                b"\x93NUMPY\x09\x00".to_vec(),
+                "unsupported .npy version 9.0",
+            ),
+            (b"\x93NUMPX\x01\x00\x10\x00".to_vec(), "magic"),
+            (b"\x93NUMPY\x01\x00\xff\xff{".to_vec(), "runs past the end"),
+            (
+                npy(
+                    &format!("{{'descr': {}'<f4'{}}}", "[".repeat(40), "]".repeat(40)),
+                    &[],
+                ),
+                "nests",
+            ),
+            (
+                npy(
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }",
+                    &[],
+                ),
+                "too many elements",
+            ),
+            (
+                npy("{'descr': '<f4', 'shape': (2,), }", &[0; 8]),
+                "fortran_order",
+            ),
+            (npy("not python", &[]), "invalid .npy header"),
+        ];
+        for (bytes, want) in cases {
+            let err = parse(&bytes).err().unwrap_or_default();
+            assert!(err.contains(want), "{want}: {err}");
+        }
+    }
+}

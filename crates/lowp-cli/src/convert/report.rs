@@ -1,0 +1,394 @@
+//! The report of `lowp convert`: one row per tensor with what the conversion cost, a verdict,
+//! and a summary.
+//!
+//! Verdicts, from worst to best (the thresholds are the `*_WARN` constants below):
+//! * `fail`: values became ±inf or NaN: a finite value overflowed (without `--saturate`) or a
+//!   non-NaN value was stored as NaN (infinity in E4M3, which has none).
+//! * `warn`: values saturated to ±MAX (with `--saturate`); or more than 0.1% of the elements
+//!   were flushed to zero; or more than 1% became subnormal (fewer significant bits); or the
+//!   mean relative error exceeds the target's unit roundoff (2^-(mantissa bits + 1), the most
+//!   rounding within the normal range can lose), which means much of the tensor lies outside
+//!   that range.
+//! * `ok`: only rounding within the range.
+//! * `exact`: every finite value stored exactly.
+//! * `kept`: not converted (not a float, not matched by `--only`, or already the target type).
+
+use super::kernel::FloatType;
+use crate::output::{Cell, Column, Table};
+use lowp::fit::FitStats;
+use serde_json::{Value, json};
+use std::fmt;
+
+/// Above this fraction of the elements flushed to zero, a tensor gets `warn`.
+pub const FLUSH_WARN: f64 = 1e-3;
+
+/// Above this fraction of the elements stored as subnormals, a tensor gets `warn`.
+pub const SUBNORMAL_WARN: f64 = 1e-2;
+
+/// What happened to one tensor.
+#[derive(Clone, Debug)]
+pub struct TensorReport {
+    /// The tensor's name (an `.npz` member without `.npy`; a `.npy` file's stem).
+    pub name: String,
+    /// Its shape.
+    pub shape: Vec<u64>,
+    /// Its element type in the input, as the file names it (`F32`, `<f4`, `I64`).
+    pub from: String,
+    /// Its element type in the output, as the file names it.
+    pub to: String,
+    /// The target type, when converted.
+    pub target: Option<FloatType>,
+    /// The statistics, when converted (or measured in a dry run).
+    pub stats: Option<FitStats>,
+    /// The per-tensor scale the values were multiplied by before rounding (FP8 with
+    /// `--fp8-scale per-tensor`).
+    pub scale: Option<f64>,
+    /// Why the tensor was kept as it is.
+    pub note: String,
+    /// Bytes of data in the input.
+    pub bytes_in: u64,
+    /// Bytes of data in the output.
+    pub bytes_out: u64,
+}
+
+/// A tensor's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Values became ±inf or NaN.
+    Fail,
+    /// Saturated, flushed, subnormal or imprecise beyond rounding (see the module docs).
+    Warn,
+    /// Only rounding within the range.
+    Ok,
+    /// Every finite value stored exactly.
+    Exact,
+    /// Not converted.
+    Kept,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Fail => "fail",
+            Verdict::Warn => "warn",
+            Verdict::Ok => "ok",
+            Verdict::Exact => "exact",
+            Verdict::Kept => "kept",
+        })
+    }
+}
+
+/// `part` as a percentage of `whole`, to three significant digits.
+fn percent(part: u64, whole: u64) -> String {
+    let p = 100.0 * part as f64 / whole.max(1) as f64;
+    format!("{}%", significant(p))
+}
+
+/// `x` to three significant digits, without exponent for ordinary sizes.
+fn significant(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_string()
+    } else if !(1e-4..1e6).contains(&x.abs()) {
+        format!("{x:.2e}")
+    } else {
+        let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
+impl TensorReport {
+    /// The verdict and, unless `ok`/`exact`/`kept`, the reasons.
+    pub fn verdict(&self, saturate: bool) -> (Verdict, String) {
+        let (Some(s), Some(to)) = (&self.stats, self.target) else {
+            return (Verdict::Kept, self.note.clone());
+        };
+        let mut fails = Vec::new();
+        if s.overflowed > 0 && !saturate {
+            fails.push(format!("{} overflowed", s.overflowed));
+        }
+        if s.became_nan > 0 {
+            fails.push(format!("{} became NaN", s.became_nan));
+        }
+        let mut warns = Vec::new();
+        if s.overflowed > 0 && saturate {
+            warns.push(format!("{} saturated", s.overflowed));
+        }
+        if s.flushed_to_zero as f64 > FLUSH_WARN * s.elements as f64 {
+            warns.push(format!(
+                "{} flushed to zero",
+                percent(s.flushed_to_zero, s.elements)
+            ));
+        }
+        if s.subnormal as f64 > SUBNORMAL_WARN * s.elements as f64 {
+            warns.push(format!("{} subnormal", percent(s.subnormal, s.elements)));
+        }
+        if s.mean_rel_error() > to.unit_roundoff() {
+            warns.push(format!(
+                "mean rel. error {} > {} (unit roundoff)",
+                significant(s.mean_rel_error()),
+                significant(to.unit_roundoff())
+            ));
+        }
+        // The reasons for a warning are listed after those of a failure: both matter.
+        if !fails.is_empty() {
+            fails.extend(warns);
+            return (Verdict::Fail, fails.join(", "));
+        }
+        if !warns.is_empty() {
+            return (Verdict::Warn, warns.join(", "));
+        }
+        let finite = s.elements - s.nan_inputs - s.infinite_inputs;
+        if s.exact == finite {
+            (Verdict::Exact, String::new())
+        } else {
+            (Verdict::Ok, String::new())
+        }
+    }
+}
+
+/// The whole report: the tensors and what was asked.
+pub struct Report {
+    /// One entry per tensor, in the input's order.
+    pub tensors: Vec<TensorReport>,
+    /// Whether `--saturate` was given.
+    pub saturate: bool,
+    /// Bytes of the input file.
+    pub file_bytes_in: u64,
+    /// Bytes of the output file (0 in a dry run).
+    pub file_bytes_out: u64,
+}
+
+impl Report {
+    /// The table of tensors: a summary for people, every figure for programs.
+    pub fn table(&self) -> Table {
+        let scaled = self.tensors.iter().any(|t| t.scale.is_some());
+        let mut columns = vec![
+            Column::left("name", "tensor"),
+            Column::left("types", "type").human_only(),
+            Column::left("from", "from").machine_only(),
+            Column::left("to", "to").machine_only(),
+            Column::right("elements", "elements"),
+            Column::right("overflowed", "overflow"),
+            Column::right("flushed_to_zero", "to zero"),
+            Column::right("subnormal", "subnormal"),
+            Column::right("became_nan", "to NaN"),
+            Column::right("max_rel", "max rel err").human_only(),
+            Column::right("mean_rel", "mean rel err").human_only(),
+            Column::right("max_rel_error", "").machine_only(),
+            Column::right("mean_rel_error", "").machine_only(),
+            Column::right("max_abs_error", "").machine_only(),
+            Column::right("mean_abs_error", "").machine_only(),
+            Column::right("nan_inputs", "").machine_only(),
+            Column::right("infinite_inputs", "").machine_only(),
+            Column::right("exact", "").machine_only(),
+            Column::right("amax", "").machine_only(),
+            Column::right("bytes_in", "").machine_only(),
+            Column::right("bytes_out", "").machine_only(),
+        ];
+        if scaled {
+            columns.push(Column::right("scale_exp", "scale").human_only());
+            columns.push(Column::right("scale", "").machine_only());
+        }
+        columns.push(Column::left("verdict", "verdict"));
+        columns.push(Column::left("why", "why"));
+        let count = |n: u64| Cell::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        let rows = self
+            .tensors
+            .iter()
+            .map(|t| {
+                let (verdict, why) = t.verdict(self.saturate);
+                let mut row = vec![
+                    Cell::Text(t.name.clone()),
+                    Cell::Text(if t.stats.is_some() {
+                        format!("{}→{}", t.from, t.to)
+                    } else {
+                        t.from.clone()
+                    }),
+                    Cell::Text(t.from.clone()),
+                    Cell::Text(t.to.clone()),
+                    count(t.shape.iter().product()),
+                ];
+                match &t.stats {
+                    Some(s) => row.extend([
+                        count(s.overflowed),
+                        count(s.flushed_to_zero),
+                        count(s.subnormal),
+                        count(s.became_nan),
+                        Cell::Text(format!("{}%", significant(100.0 * s.max_rel_error))),
+                        Cell::Text(format!("{}%", significant(100.0 * s.mean_rel_error()))),
+                        Cell::Number(s.max_rel_error),
+                        Cell::Number(s.mean_rel_error()),
+                        Cell::Number(s.max_abs_error),
+                        Cell::Number(s.mean_abs_error()),
+                        count(s.nan_inputs),
+                        count(s.infinite_inputs),
+                        count(s.exact),
+                        Cell::Number(s.amax),
+                    ]),
+                    None => row.extend(std::iter::repeat_n(Cell::Empty, 14)),
+                }
+                row.push(count(t.bytes_in));
+                row.push(count(t.bytes_out));
+                if scaled {
+                    // Scales are powers of two: 2^-120 reads better than ≈7.52316e-37.
+                    row.push(t.scale.map_or(Cell::Empty, |s| {
+                        Cell::Text(format!("2^{}", s.log2().round()))
+                    }));
+                    row.push(t.scale.map_or(Cell::Empty, Cell::Number));
+                }
+                row.push(Cell::Text(verdict.to_string()));
+                row.push(Cell::Text(why));
+                row
+            })
+            .collect();
+        Table { columns, rows }
+    }
+
+    /// How many tensors got each verdict, worst first, as `2 fail, 10 ok`.
+    pub fn verdict_counts(&self) -> Vec<(Verdict, usize)> {
+        let mut counts: Vec<(Verdict, usize)> = Vec::new();
+        for t in &self.tensors {
+            let v = t.verdict(self.saturate).0;
+            match counts.iter_mut().find(|(w, _)| *w == v) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((v, 1)),
+            }
+        }
+        counts.sort();
+        counts
+    }
+
+    /// The line under the table.
+    pub fn summary(&self, written: Option<&str>, seconds: f64) -> String {
+        let counts: Vec<String> = self
+            .verdict_counts()
+            .iter()
+            .map(|(v, n)| format!("{n} {v}"))
+            .collect();
+        let tensors = self.tensors.len();
+        let plural = if tensors == 1 { "" } else { "s" };
+        let what = match written {
+            Some(out) => format!(
+                "wrote {out}: {} → {} bytes",
+                self.file_bytes_in, self.file_bytes_out
+            ),
+            None => "dry run: nothing written".to_string(),
+        };
+        format!(
+            "{tensors} tensor{plural}: {}. {what} in {seconds:.2} s.\n",
+            if counts.is_empty() {
+                "none".to_string()
+            } else {
+                counts.join(", ")
+            }
+        )
+    }
+
+    /// The JSON report: what was asked, the thresholds, the summary and one record per tensor
+    /// (the table's machine columns, plus the shape).
+    pub fn to_json(&self, header: Value, seconds: f64) -> Value {
+        let mut records = self.table().to_json_records();
+        for (record, t) in records.iter_mut().zip(&self.tensors) {
+            if let Value::Object(map) = record {
+                map.insert("shape".to_string(), json!(t.shape));
+            }
+        }
+        let counts: serde_json::Map<String, Value> = self
+            .verdict_counts()
+            .iter()
+            .map(|(v, n)| (v.to_string(), json!(n)))
+            .collect();
+        json!({
+            "command": header,
+            "thresholds": {
+                "fail": "a finite value overflowed to ±inf/NaN (without --saturate), or a non-NaN value became NaN",
+                "warn": "saturated values; or flushed_to_zero > flush_warn * elements; or subnormal > subnormal_warn * elements; or mean_rel_error > the target's unit roundoff",
+                "flush_warn": FLUSH_WARN,
+                "subnormal_warn": SUBNORMAL_WARN,
+                "exact": "every finite value stored exactly",
+            },
+            "summary": {
+                "tensors": self.tensors.len(),
+                "verdicts": counts,
+                "file_bytes_in": self.file_bytes_in,
+                "file_bytes_out": self.file_bytes_out,
+                "seconds": seconds,
+            },
+            "tensors": records,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(stats: FitStats, to: FloatType) -> TensorReport {
+        TensorReport {
+            name: "w".into(),
+            shape: vec![stats.elements],
+            from: "F32".into(),
+            to: "BF16".into(),
+            target: Some(to),
+            stats: Some(stats),
+            scale: None,
+            note: String::new(),
+            bytes_in: 0,
+            bytes_out: 0,
+        }
+    }
+
+    #[test]
+    fn verdicts_follow_the_thresholds() {
+        let base = FitStats {
+            elements: 10_000,
+            exact: 10_000,
+            measured: 10_000,
+            ..FitStats::default()
+        };
+        let bf16 = FloatType::BF16;
+        assert_eq!(report(base, bf16).verdict(false).0, Verdict::Exact);
+        let rounded = FitStats {
+            exact: 10,
+            rel_error_sum: 10.0,
+            ..base
+        };
+        assert_eq!(report(rounded, bf16).verdict(false).0, Verdict::Ok);
+        let over = FitStats {
+            overflowed: 1,
+            ..rounded
+        };
+        let (v, why) = report(over, bf16).verdict(false);
+        assert_eq!((v, why.as_str()), (Verdict::Fail, "1 overflowed"));
+        assert_eq!(report(over, bf16).verdict(true).0, Verdict::Warn);
+        let flushed = FitStats {
+            flushed_to_zero: 11,
+            ..rounded
+        };
+        let (v, why) = report(flushed, bf16).verdict(false);
+        assert_eq!((v, why.as_str()), (Verdict::Warn, "0.110% flushed to zero"));
+        let few = FitStats {
+            flushed_to_zero: 10,
+            ..rounded
+        };
+        assert_eq!(report(few, bf16).verdict(false).0, Verdict::Ok);
+        let imprecise = FitStats {
+            rel_error_sum: 0.01 * 10_000.0,
+            ..rounded
+        };
+        assert_eq!(report(imprecise, bf16).verdict(false).0, Verdict::Warn);
+        assert_eq!(
+            report(imprecise, FloatType::F8E5M2).verdict(false).0,
+            Verdict::Ok
+        );
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(significant(0.390625), "0.391");
+        assert_eq!(significant(12.5), "12.5");
+        assert_eq!(significant(0.0), "0");
+        assert_eq!(significant(3e-7), "3.00e-7");
+        assert_eq!(percent(1, 3), "33.3%");
+    }
+}

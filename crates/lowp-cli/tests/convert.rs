@@ -1,0 +1,646 @@
+//! `lowp convert` on files written by Python's safetensors and NumPy (tests/data, made by
+//! tools/make_convert_fixtures.py): every value of every output is compared with lowp's scalar
+//! conversion of the input value, and the safety properties are checked from outside.
+
+use lowp::{LowpFloat, bf16, f8e4m3fn, f8e5m2, f16};
+use safetensors::{Dtype, SafeTensors};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `lowp` with `args`.
+fn lowp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lowp"))
+        .args(args)
+        .output()
+        .expect("the lowp binary runs")
+}
+
+/// Runs `lowp`, expects success, returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = lowp(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "lowp {args:?} failed: {err}");
+    assert!(err.is_empty(), "lowp {args:?} wrote to stderr: {err}");
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// Runs `lowp`, expects exit code `code` and one line on stderr, returns it.
+fn fails(code: i32, args: &[&str]) -> String {
+    let out = lowp(args);
+    let err = String::from_utf8(out.stderr).expect("UTF-8");
+    assert_eq!(out.status.code(), Some(code), "lowp {args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && !err.contains("panicked"),
+        "{err}"
+    );
+    err
+}
+
+/// A fixture's path.
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lowp-convert-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The files in `dir`.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The exact values of `bytes` holding little-endian elements of `dtype`.
+fn values(dtype: Dtype, bytes: &[u8]) -> Vec<f64> {
+    let w = |n: usize| bytes.chunks_exact(n);
+    match dtype {
+        Dtype::F64 => w(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+        Dtype::F32 => w(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
+            .collect(),
+        Dtype::F16 => w(2)
+            .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        Dtype::BF16 => w(2)
+            .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        Dtype::F8_E4M3 => bytes
+            .iter()
+            .map(|&b| f8e4m3fn::from_bits(b).to_f64())
+            .collect(),
+        Dtype::F8_E5M2 => bytes
+            .iter()
+            .map(|&b| f8e5m2::from_bits(b).to_f64())
+            .collect(),
+        other => panic!("not a float: {other}"),
+    }
+}
+
+/// `x * scale` stored in `dtype` by the scalar conversions, as little-endian bytes.
+fn scalar(dtype: Dtype, xs: &[f64], scale: f64, saturate: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &x in xs {
+        let x = x * scale;
+        match dtype {
+            Dtype::F64 => out.extend(x.to_le_bytes()),
+            Dtype::F32 => {
+                let max = f32::MAX as f64;
+                let y = if saturate { x.clamp(-max, max) } else { x };
+                out.extend((y as f32).to_le_bytes())
+            }
+            Dtype::F16 => out.extend(round::<f16>(x, saturate).to_bits().to_le_bytes()),
+            Dtype::BF16 => out.extend(round::<bf16>(x, saturate).to_bits().to_le_bytes()),
+            Dtype::F8_E4M3 => out.push(round::<f8e4m3fn>(x, saturate).to_bits()),
+            Dtype::F8_E5M2 => out.push(round::<f8e5m2>(x, saturate).to_bits()),
+            other => panic!("not a float: {other}"),
+        }
+    }
+    out
+}
+
+fn round<T: LowpFloat>(x: f64, saturate: bool) -> T {
+    if saturate {
+        T::from_f64_saturating(x)
+    } else {
+        T::from_f64(x)
+    }
+}
+
+fn is_float(d: Dtype) -> bool {
+    matches!(
+        d,
+        Dtype::F64 | Dtype::F32 | Dtype::F16 | Dtype::BF16 | Dtype::F8_E4M3 | Dtype::F8_E5M2
+    )
+}
+
+/// Checks that `out` holds every tensor of `input` converted to `to` (kept when not a float
+/// or already `to`), value for value as the scalar conversion gives, with the scale tensors
+/// when `scaled`, and the metadata.
+fn check_safetensors(input: &[u8], out: &[u8], to: Dtype, saturate: bool, scaled: bool) {
+    let a = SafeTensors::deserialize(input).unwrap();
+    let b =
+        SafeTensors::deserialize(out).expect("the output reads back with the safetensors crate");
+    let (_, meta_a) = SafeTensors::read_metadata(input).unwrap();
+    let (_, meta_b) = SafeTensors::read_metadata(out).unwrap();
+    assert_eq!(meta_a.metadata(), meta_b.metadata());
+    let mut expected_names = 0;
+    for (name, t) in a.tensors() {
+        let o = b.tensor(&name).unwrap();
+        assert_eq!(o.shape(), t.shape(), "{name}");
+        expected_names += 1;
+        if !is_float(t.dtype()) || t.dtype() == to {
+            assert_eq!((o.dtype(), o.data()), (t.dtype(), t.data()), "{name} kept");
+            continue;
+        }
+        assert_eq!(o.dtype(), to, "{name}");
+        let xs = values(t.dtype(), t.data());
+        let scale = if scaled && matches!(to, Dtype::F8_E4M3 | Dtype::F8_E5M2) {
+            expected_names += 1;
+            let s = b.tensor(&format!("{name}.scale")).unwrap();
+            assert_eq!((s.dtype(), s.shape()), (Dtype::F32, &[][..]));
+            let restore = f32::from_le_bytes(s.data().try_into().unwrap()) as f64;
+            assert_eq!(restore.log2().fract(), 0.0, "a power of two");
+            1.0 / restore
+        } else {
+            1.0
+        };
+        // Widening is exact: infinities stay infinite even when saturating.
+        let widening = matches!(
+            (t.dtype(), to),
+            (_, Dtype::F64)
+                | (
+                    Dtype::F16 | Dtype::BF16 | Dtype::F8_E4M3 | Dtype::F8_E5M2,
+                    Dtype::F32
+                )
+        );
+        let saturate = saturate && !widening;
+        assert_eq!(
+            o.data(),
+            &scalar(to, &xs, scale, saturate)[..],
+            "{name} -> {to}"
+        );
+    }
+    assert_eq!(b.len(), expected_names);
+}
+
+const TARGETS: [(&str, Dtype); 6] = [
+    ("f64", Dtype::F64),
+    ("f32", Dtype::F32),
+    ("f16", Dtype::F16),
+    ("bf16", Dtype::BF16),
+    ("f8e4m3fn", Dtype::F8_E4M3),
+    ("f8e5m2", Dtype::F8_E5M2),
+];
+
+#[test]
+fn python_safetensors_convert_to_every_type_value_for_value() {
+    let dir = scratch("every-type");
+    for fixture in ["model_f32.safetensors", "mixed.safetensors"] {
+        let input = std::fs::read(data(fixture)).unwrap();
+        for (name, dtype) in TARGETS {
+            for saturate in [false, true] {
+                let out = dir.join(format!("{name}.safetensors"));
+                let mut args: Vec<String> = vec![
+                    "convert".into(),
+                    s(&data(fixture)).to_owned(),
+                    s(&out).to_owned(),
+                    "--to".into(),
+                    name.into(),
+                ];
+                if saturate {
+                    args.push("--saturate".into());
+                }
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                ok(&args);
+                check_safetensors(
+                    &input,
+                    &std::fs::read(&out).unwrap(),
+                    dtype,
+                    saturate,
+                    false,
+                );
+            }
+        }
+    }
+    assert!(
+        listing(&dir).iter().all(|n| !n.contains(".tmp")),
+        "{:?}",
+        listing(&dir)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fp8_per_tensor_scales_restore_the_values() {
+    let dir = scratch("scale");
+    for fixture in ["model_f32.safetensors", "mixed.safetensors"] {
+        let input = std::fs::read(data(fixture)).unwrap();
+        for (name, dtype) in [("f8e4m3fn", Dtype::F8_E4M3), ("f8e5m2", Dtype::F8_E5M2)] {
+            let out = dir.join("scaled.safetensors");
+            let table = ok(&[
+                "convert",
+                s(&data(fixture)),
+                s(&out),
+                "--to",
+                name,
+                "--fp8-scale",
+                "per-tensor",
+            ]);
+            assert!(table.contains("scale"), "{table}");
+            check_safetensors(&input, &std::fs::read(&out).unwrap(), dtype, false, true);
+        }
+    }
+    // With the scale, the bias (|x| up to ~1000) no longer overflows E4M3.
+    let table = ok(&[
+        "convert",
+        "--dry-run",
+        s(&data("model_f32.safetensors")),
+        "--to",
+        "f8e4m3fn",
+        "--fp8-scale",
+        "per-tensor",
+    ]);
+    let bias = table
+        .lines()
+        .find(|l| l.starts_with("layers.0.mlp.bias "))
+        .unwrap();
+    assert!(bias.contains(" ok") && bias.contains("2^-1"), "{bias}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn only_and_keep_f32_choose_tensors() {
+    let dir = scratch("patterns");
+    let out = dir.join("o.safetensors");
+    ok(&[
+        "convert",
+        s(&data("mixed.safetensors")),
+        s(&out),
+        "--to",
+        "f8e5m2",
+        "--only",
+        "f*,bf16",
+        "--keep-f32",
+        "f16",
+    ]);
+    let bytes = std::fs::read(&out).unwrap();
+    let b = SafeTensors::deserialize(&bytes).unwrap();
+    let dtype = |n: &str| b.tensor(n).unwrap().dtype();
+    assert_eq!(dtype("f64"), Dtype::F8_E5M2);
+    assert_eq!(dtype("f32"), Dtype::F8_E5M2);
+    assert_eq!(dtype("f16"), Dtype::F32);
+    assert_eq!(dtype("bf16"), Dtype::F8_E5M2);
+    assert_eq!(dtype("e4m3"), Dtype::F8_E4M3, "not matched by --only");
+    assert_eq!(dtype("i8"), Dtype::I8);
+    // f16 widened to f32 exactly.
+    let input = std::fs::read(data("mixed.safetensors")).unwrap();
+    let a = SafeTensors::deserialize(&input).unwrap();
+    let f16s = values(Dtype::F16, a.tensor("f16").unwrap().data());
+    assert_eq!(
+        values(Dtype::F32, b.tensor("f16").unwrap().data()).len(),
+        f16s.len()
+    );
+    for (x, y) in f16s
+        .iter()
+        .zip(values(Dtype::F32, b.tensor("f16").unwrap().data()))
+    {
+        assert!(x == &y || (x.is_nan() && y.is_nan()));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn dry_run_reports_without_writing_and_json_report() {
+    let dir = scratch("dry");
+    let report = dir.join("report.json");
+    let table = ok(&[
+        "convert",
+        "--dry-run",
+        s(&data("model_f32.safetensors")),
+        "--to",
+        "f8e4m3fn",
+        "--report",
+        s(&report),
+    ]);
+    assert_eq!(listing(&dir), ["report.json"]);
+    let header = table.lines().next().unwrap();
+    for col in [
+        "tensor",
+        "elements",
+        "overflow",
+        "to zero",
+        "subnormal",
+        "to NaN",
+        "max rel err",
+        "mean rel err",
+        "verdict",
+    ] {
+        assert!(header.contains(col), "{header}");
+    }
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap()
+            .to_string()
+    };
+    assert!(row("layers.0.mlp.bias").contains("fail"), "{table}");
+    assert!(row("layers.0.tiny").contains("warn"), "{table}");
+    assert!(row("position_ids").contains("kept"), "{table}");
+    assert!(table.contains("dry run: nothing written"), "{table}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["command"]["to"], "f8e4m3fn");
+    assert_eq!(json["command"]["dry_run"], true);
+    assert_eq!(json["thresholds"]["flush_warn"], 0.001);
+    let tensors = json["tensors"].as_array().unwrap();
+    assert_eq!(tensors.len(), 9);
+    let bias = tensors
+        .iter()
+        .find(|t| t["name"] == "layers.0.mlp.bias")
+        .unwrap();
+    assert_eq!(bias["elements"], 40);
+    assert_eq!(bias["shape"], serde_json::json!([40]));
+    assert!(bias["overflowed"].as_u64().unwrap() > 0);
+    assert_eq!(bias["verdict"], "fail");
+    assert!(bias["max_rel_error"].as_f64().unwrap() > 0.0);
+    let ids = tensors
+        .iter()
+        .find(|t| t["name"] == "position_ids")
+        .unwrap();
+    assert!(ids["overflowed"].is_null() && ids["verdict"] == "kept");
+    assert_eq!(json["summary"]["verdicts"]["kept"], 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The values of a `.npy` file, its descr and its fortran_order.
+fn read_npy(bytes: &[u8]) -> (String, bool, Vec<u8>) {
+    let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
+    let descr = header
+        .split("'descr': '")
+        .nth(1)
+        .unwrap()
+        .split('\'')
+        .next()
+        .unwrap();
+    (
+        descr.to_string(),
+        header.contains("'fortran_order': True"),
+        bytes[10 + len..].to_vec(),
+    )
+}
+
+/// The exact values of NumPy data of `descr`.
+fn npy_values(descr: &str, data: &[u8]) -> Vec<f64> {
+    let mut bytes = data.to_vec();
+    let size: usize = descr[2..].parse().unwrap();
+    if descr.starts_with('>') {
+        for c in bytes.chunks_exact_mut(size) {
+            c.reverse();
+        }
+    }
+    let dtype = match size {
+        2 => Dtype::F16,
+        4 => Dtype::F32,
+        _ => Dtype::F64,
+    };
+    values(dtype, &bytes)
+}
+
+#[test]
+fn numpy_files_in_both_orders_and_byte_orders() {
+    let dir = scratch("npy");
+    for fixture in ["c_f32.npy", "fortran_f64_be.npy", "half_be.npy"] {
+        let input = std::fs::read(data(fixture)).unwrap();
+        let (descr, fortran, body) = read_npy(&input);
+        let xs = npy_values(&descr, &body);
+        for (name, dtype, out_descr) in [
+            ("f16", Dtype::F16, "<f2"),
+            ("f32", Dtype::F32, "<f4"),
+            ("f64", Dtype::F64, "<f8"),
+        ] {
+            let out = dir.join("o.npy");
+            ok(&["convert", s(&data(fixture)), s(&out), "--to", name]);
+            if descr[1..] == out_descr[1..] {
+                // Already that type (in either byte order): copied as it is.
+                assert_eq!(std::fs::read(&out).unwrap(), input, "{fixture} -> {name}");
+                continue;
+            }
+            let (d, f, b) = read_npy(&std::fs::read(&out).unwrap());
+            assert_eq!((d.as_str(), f), (out_descr, fortran), "{fixture} -> {name}");
+            assert_eq!(b, scalar(dtype, &xs, 1.0, false), "{fixture} -> {name}");
+        }
+    }
+    // A non-float array is copied byte for byte.
+    let out = dir.join("ints.npy");
+    let table = ok(&["convert", s(&data("ints.npy")), s(&out), "--to", "f16"]);
+    assert!(table.contains("kept"), "{table}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(data("ints.npy")).unwrap()
+    );
+    // NumPy has no bf16: refused unless it is a dry run.
+    let err = fails(
+        2,
+        &[
+            "convert",
+            s(&data("c_f32.npy")),
+            s(&dir.join("x.npy")),
+            "--to",
+            "bf16",
+        ],
+    );
+    assert!(err.contains("NumPy files cannot hold bf16"), "{err}");
+    let table = ok(&[
+        "convert",
+        "--dry-run",
+        s(&data("c_f32.npy")),
+        "--to",
+        "f8e4m3fn",
+    ]);
+    assert!(table.contains("<f4→f8e4m3fn"), "{table}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn npz_members_convert_and_keep_their_compression() {
+    let dir = scratch("npz");
+    for fixture in ["arrays.npz", "arrays_compressed.npz"] {
+        let out = dir.join(fixture);
+        ok(&["convert", s(&data(fixture)), s(&out), "--to", "f32"]);
+        let mut a = zip::ZipArchive::new(std::fs::File::open(data(fixture)).unwrap()).unwrap();
+        let mut b = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+        assert_eq!(a.len(), b.len());
+        for i in 0..a.len() {
+            let (mut x, mut y) = (a.by_index(i).unwrap(), b.by_index(i).unwrap());
+            assert_eq!(
+                (x.name().unwrap(), x.compression()),
+                (y.name().unwrap(), y.compression())
+            );
+            let name = x.name().unwrap().into_owned();
+            let (mut xb, mut yb) = (Vec::new(), Vec::new());
+            std::io::Read::read_to_end(&mut x, &mut xb).unwrap();
+            std::io::Read::read_to_end(&mut y, &mut yb).unwrap();
+            let (dx, fx, bx) = read_npy(&xb);
+            let (dy, fy, by) = read_npy(&yb);
+            assert_eq!(fx, fy, "{name}");
+            if dx.contains('f') {
+                assert_eq!(dy, "<f4", "{name}");
+                assert_eq!(
+                    by,
+                    scalar(Dtype::F32, &npy_values(&dx, &bx), 1.0, false),
+                    "{name}"
+                );
+            } else {
+                assert_eq!(xb, yb, "{name} kept");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn in_is_never_out_and_failures_leave_nothing() {
+    let dir = scratch("safety");
+    let input = dir.join("m.safetensors");
+    std::fs::copy(data("model_f32.safetensors"), &input).unwrap();
+    let original = std::fs::read(&input).unwrap();
+    let err = fails(2, &["convert", s(&input), s(&input), "--to", "bf16"]);
+    assert!(err.contains("same file"), "{err}");
+    let dotted = dir.join(".").join("m.safetensors");
+    fails(2, &["convert", s(&input), s(&dotted), "--to", "bf16"]);
+    #[cfg(unix)]
+    {
+        let link = dir.join("link.safetensors");
+        std::fs::hard_link(&input, &link).unwrap();
+        fails(2, &["convert", s(&input), s(&link), "--to", "bf16"]);
+        std::fs::remove_file(&link).unwrap();
+    }
+    // A truncated input: exit 1, OUT neither created nor replaced, no temporary file left.
+    let truncated = dir.join("t.safetensors");
+    std::fs::write(&truncated, &original[..original.len() - 3]).unwrap();
+    let out = dir.join("out.safetensors");
+    let err = fails(1, &["convert", s(&truncated), s(&out), "--to", "bf16"]);
+    assert!(err.contains("truncated"), "{err}");
+    assert!(!out.exists());
+    std::fs::write(&out, b"previous").unwrap();
+    fails(1, &["convert", s(&truncated), s(&out), "--to", "bf16"]);
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+    assert_eq!(
+        listing(&dir),
+        ["m.safetensors", "out.safetensors", "t.safetensors"]
+    );
+    // A good run replaces OUT and leaves IN as it was.
+    ok(&["convert", s(&input), s(&out), "--to", "bf16"]);
+    assert_eq!(std::fs::read(&input).unwrap(), original);
+    assert_eq!(
+        listing(&dir),
+        ["m.safetensors", "out.safetensors", "t.safetensors"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn lying_headers_name_the_tensor() {
+    let dir = scratch("lies");
+    let good = std::fs::read(data("mixed.safetensors")).unwrap();
+    let n = u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&good[8..8 + n]).unwrap().to_string();
+    let cases = [
+        (
+            header.replacen("\"I8\"", "\"Q8\"", 1),
+            "tensor 'i8': unsupported dtype 'Q8'",
+        ),
+        (
+            header.replacen("[5,8]", "[5,9]", 1),
+            "tensor 'f64': data_offsets",
+        ),
+    ];
+    for (text, want) in cases {
+        let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(text.as_bytes());
+        bytes.extend(&good[8 + n..]);
+        let f = dir.join("bad.safetensors");
+        std::fs::write(&f, &bytes).unwrap();
+        let err = fails(1, &["convert", "--dry-run", s(&f), "--to", "bf16"]);
+        assert!(err.contains(want), "{err}");
+    }
+    let f = dir.join("short.safetensors");
+    std::fs::write(&f, [1u8, 0, 0]).unwrap();
+    assert!(fails(1, &["convert", "--dry-run", s(&f), "--to", "bf16"]).contains("too short"));
+    std::fs::write(&f, [0xffu8; 16]).unwrap();
+    assert!(fails(1, &["convert", "--dry-run", s(&f), "--to", "bf16"]).contains("header length"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let model = data("model_f32.safetensors");
+    let m = s(&model);
+    let cases: [(i32, &[&str], &str); 7] = [
+        (2, &[m, "--to", "bf16"], "give OUT"),
+        (
+            2,
+            &["--dry-run", m, "/tmp/x.safetensors", "--to", "bf16"],
+            "--dry-run writes nothing",
+        ),
+        (
+            2,
+            &["--dry-run", m, "--to", "bf16", "--fp8-scale", "per-tensor"],
+            "--fp8-scale applies to",
+        ),
+        (2, &["--dry-run", m, "--to", "f8e4m3fnuz"], "cannot store"),
+        (
+            2,
+            &[m, "/tmp/lowp-x.npz", "--to", "bf16"],
+            "keeps the kind of file",
+        ),
+        (
+            2,
+            &[m, "/nonexistent-dir/x.safetensors", "--to", "bf16"],
+            "no folder",
+        ),
+        (
+            1,
+            &["--dry-run", "/nonexistent.safetensors", "--to", "bf16"],
+            "cannot open",
+        ),
+    ];
+    for (code, args, want) in cases {
+        let args: Vec<&str> = std::iter::once("convert")
+            .chain(args.iter().copied())
+            .collect();
+        let err = fails(code, &args);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn bench_convert_file_runs_small() {
+    let dir = scratch("bench");
+    let json = dir.join("bench.json");
+    let out = ok(&[
+        "bench",
+        "convert-file",
+        "--size",
+        "64K",
+        "--runs",
+        "1",
+        "--dir",
+        s(&dir),
+        "--json",
+        s(&json),
+    ]);
+    assert!(
+        out.contains("cp (std::fs::copy)") && out.contains("lowp convert f32→bf16"),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["ratio"].as_f64().unwrap() > 0.0);
+    assert!(v["output_bytes"].as_u64().unwrap() < v["size"].as_u64().unwrap());
+    assert_eq!(
+        listing(&dir),
+        ["bench.json"],
+        "the generated files are removed"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
