@@ -310,7 +310,11 @@ pub fn run_command(
     if json {
         return Ok(crate::output::json_text(&outcome.to_json()));
     }
-    Ok(format!("{}\n{}{wrote}", outcome.summary(), outcome.table().to_text()))
+    Ok(format!(
+        "{}\n{}{wrote}",
+        outcome.summary(),
+        outcome.table().to_text()
+    ))
 }
 
 impl Outcome {
@@ -318,9 +322,10 @@ impl Outcome {
     /// method (as the table's columns).
     pub fn to_json(&self) -> serde_json::Value {
         let pair = |p: Option<(usize, f64)>| {
-            p.map_or(serde_json::Value::Null, |(step, sum)| {
-                serde_json::json!({ "step": step, "sum": sum })
-            })
+            p.map_or(
+                serde_json::Value::Null,
+                |(step, sum)| serde_json::json!({ "step": step, "sum": sum }),
+            )
         };
         serde_json::json!({
             "format": self.format,
@@ -437,7 +442,12 @@ mod tests {
         assert!((out.exact / 100_000.0 - 0.5).abs() < 0.01);
         // The f32 accumulator and the tensor layer end within an ulp of the exact sum.
         for m in &out.methods[3..] {
-            assert!((m.result - out.exact).abs() <= out.ulp, "{}: {}", m.name, m.result);
+            assert!(
+                (m.result - out.exact).abs() <= out.ulp,
+                "{}: {}",
+                m.name,
+                m.result
+            );
         }
         // Kahan in f16 holds the sum within an ulp or two; pairwise within a few.
         assert!((out.methods[1].result - out.exact).abs() <= 2.0 * out.ulp);

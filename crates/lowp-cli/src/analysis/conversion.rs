@@ -270,9 +270,13 @@ fn measure_chunk<T: Number>(scratch: &mut Scratch<T>, sign: u32, start: u32, n: 
     let (rel32, rel_of_result32) = lanes.maxima();
     if rel32 > 0.0 && rel32 >= scratch.best_rel {
         scratch.best_rel = rel32;
-        let (max, at) = exact_max(xs, ys, rel32, |x, y| relative(x, y).0, |x, y| {
-            relative_f64(x, y).0
-        });
+        let (max, at) = exact_max(
+            xs,
+            ys,
+            rel32,
+            |x, y| relative(x, y).0,
+            |x, y| relative_f64(x, y).0,
+        );
         stats.max_rel = max;
         stats.max_rel_at = at;
     }
@@ -405,10 +409,7 @@ pub fn run_command(formats: &[&'static FormatOps]) -> Result<Vec<Measured>, CliE
 }
 
 /// Measures every format of `formats` over both ranges.
-pub fn run(
-    formats: &[&'static FormatOps],
-    progress: &Progress,
-) -> Result<Vec<Measured>, CliError> {
+pub fn run(formats: &[&'static FormatOps], progress: &Progress) -> Result<Vec<Measured>, CliError> {
     formats
         .iter()
         .map(|&format| {
@@ -524,7 +525,11 @@ mod tests {
         let steps = 1u64 << 13;
         let sum_in_steps: u64 = (0..steps).map(|k| k.min(steps - k)).sum();
         let mean_abs = sum_in_steps as f64 / steps as f64 * pow2(-23);
-        assert!((stats.mean_abs() / mean_abs - 1.0).abs() < 1e-4, "{}", stats.mean_abs());
+        assert!(
+            (stats.mean_abs() / mean_abs - 1.0).abs() < 1e-4,
+            "{}",
+            stats.mean_abs()
+        );
     }
 
     #[test]
@@ -539,8 +544,8 @@ mod tests {
         // 1.5 s is a tie: it rounds to 2 s (even), off by s/2, a third of itself.
         assert_eq!(stats.max_rel, 1.0 / 3.0);
         assert_eq!(stats.max_rel_at, 1.5 * s);
-        // Just below 1.5 s rounds to s: nearly half of the result.
-        assert!(stats.max_rel_of_result < 0.5 && stats.max_rel_of_result > 0.4999999);
+        // The f32 just below 1.5 s, s (1.5 - 2^-23), rounds to s: nearly half of the result.
+        assert_eq!(stats.max_rel_of_result, 0.5 - pow2(-23));
     }
 
     #[test]
@@ -552,12 +557,11 @@ mod tests {
         let count = |lo: f32, hi: f32| 2 * (hi.to_bits() - lo.to_bits() + 1) as u64;
         assert_eq!(m.with_subnormals.values, count(0.5, 6.0));
         assert_eq!(m.normal.values, count(1.0, 6.0));
-        assert_eq!(m.normal.max_abs, 0.5); // between 4 and 6
+        assert_eq!(m.normal.max_abs, 1.0); // the tie 5, between 4 and 6, rounds to 4
         assert_eq!(m.normal.max_rel_of_result, 0.25); // 2^-p, p = 2
         assert_eq!(m.with_subnormals.max_rel, 1.0 / 3.0);
         // The negative half alone gives the positive half's figures.
-        let pos = measure::<f4e2m1fn>(&Span::between(0.5, 6.0, true), &Progress::hidden())
-            .unwrap();
+        let pos = measure::<f4e2m1fn>(&Span::between(0.5, 6.0, true), &Progress::hidden()).unwrap();
         let mut neg_span = Span::between(0.5, 6.0, true);
         neg_span.signs = vec![0x8000_0000];
         let neg = measure::<f4e2m1fn>(&neg_span, &Progress::hidden()).unwrap();
@@ -574,11 +578,8 @@ mod tests {
         assert!(sub.is_empty());
         assert_eq!(normal.signs, [0]);
         assert_eq!(normal.lo, (pow2(-127) as f32).to_bits());
-        let stats = measure::<f8e8m0fnu>(
-            &Span::between(1.0, 2.0, true),
-            &Progress::hidden(),
-        )
-        .unwrap();
+        let stats =
+            measure::<f8e8m0fnu>(&Span::between(1.0, 2.0, true), &Progress::hidden()).unwrap();
         // Powers of two: 1.5 is the tie (rounded up), off by a third of itself.
         assert_eq!(stats.max_rel, 1.0 / 3.0);
         assert_eq!(bounds(e8m0, true), (pow2(126), 0.5));
@@ -611,7 +612,7 @@ mod tests {
         assert_eq!(json.len(), 2);
         assert_eq!(json[0]["range"], "normal");
         assert_eq!(json[0]["bound_rel"], 0.25);
-        assert_eq!(json[0]["bound_abs"], 0.5);
+        assert_eq!(json[0]["bound_abs"], 1.0); // half the spacing (2) at MAX = 6
         assert_eq!(json[1]["bound_rel"], 0.5);
         assert_eq!(json[1]["from"], 0.5);
         let f16 = lookup("f16").unwrap();

@@ -167,7 +167,9 @@ pub struct Row {
 
 /// Every finite value of `T` in the domain of `op`, in bit-pattern order.
 pub fn inputs<T: Number>(op: &str) -> Vec<T> {
-    let domain = reference::of(op).expect("every unary op has a reference").domain;
+    let domain = reference::of(op)
+        .expect("every unary op has a reference")
+        .domain;
     (0..1u32 << T::FORMAT.total_bits())
         .map(T::from_bits_u32)
         .filter(|x| {
@@ -210,7 +212,9 @@ pub fn measure<T: Number>(ops: &[&'static str], progress: &Progress) -> Result<V
 
 /// Measures one op on every input of `T`.
 pub fn measure_op<T: Number>(op: &'static str) -> Result<Row, CliError> {
-    let exact = reference::of(op).expect("every unary op has a reference").exact;
+    let exact = reference::of(op)
+        .expect("every unary op has a reference")
+        .exact;
     let xs = inputs::<T>(op);
     let tensor_error = |e: lowp_tensor::Error| CliError::failure(format!("{op}: {e}"));
     let input = Tensor::from_slice(&xs, &[xs.len()]).map_err(tensor_error)?;
@@ -276,7 +280,9 @@ pub fn table(rows: &[Row], view: View) -> Table {
     use View::*;
     let stats = |keys: [&'static str; 5]| {
         let headers = ["max abs", "max rel", "mean abs", "mean rel", "max ulp"];
-        keys.into_iter().zip(headers).map(|(k, h)| Column::right(k, h))
+        keys.into_iter()
+            .zip(headers)
+            .map(|(k, h)| Column::right(k, h))
     };
     let mut columns = vec![
         Column::left("format", "format"),
@@ -348,16 +354,19 @@ pub fn table(rows: &[Row], view: View) -> Table {
         }
         out.push(cells);
     }
-    Table {
-        columns,
-        rows: out,
-    }
+    Table { columns, rows: out }
 }
 
 /// The human output: the table against the exact result, then the one against f32, each
 /// under a line saying what it compares (Markdown tables when `markdown`).
 pub fn human(rows: &[Row], markdown: bool) -> String {
-    let render = |t: Table| if markdown { t.to_markdown() } else { t.to_text() };
+    let render = |t: Table| {
+        if markdown {
+            t.to_markdown()
+        } else {
+            t.to_text()
+        }
+    };
     format!(
         "Against the exact result (f64 on the same input); overflows, results flushed to 0 and \
          NaNs counted apart:\n\n{}\nAgainst the same op run in f32 (the seed's method):\n\n{}",
@@ -392,7 +401,12 @@ mod tests {
         ops.sort_unstable();
         assert_eq!(all, ops);
         assert_eq!(ordered(&["exp", "sin"]), ["sin", "exp"]);
-        assert!(parse_function("sine").unwrap_err().message.contains("tanh_shrink"));
+        assert!(
+            parse_function("sine")
+                .unwrap_err()
+                .message
+                .contains("tanh_shrink")
+        );
     }
 
     #[test]
@@ -451,17 +465,31 @@ mod tests {
 
     #[test]
     fn table_groups_rows() {
-        let rows = measure::<f8e4m3fn>(&ordered(&["sin", "cos", "exp"]), &Progress::hidden())
-            .unwrap();
+        let rows =
+            measure::<f8e4m3fn>(&ordered(&["sin", "cos", "exp"]), &Progress::hidden()).unwrap();
         let text = table(&rows, View::Exact).to_text();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[2].contains("trigonometric") && lines[2].contains("sin"), "{text}");
-        assert!(!lines[3].contains("trigonometric") && lines[3].contains("cos"), "{text}");
+        assert!(
+            lines[2].contains("trigonometric") && lines[2].contains("sin"),
+            "{text}"
+        );
+        assert!(
+            !lines[3].contains("trigonometric") && lines[3].contains("cos"),
+            "{text}"
+        );
         assert!(lines[4].contains("large outputs"), "{text}");
         let json = table(&rows, View::All).to_json_records();
         for key in [
-            "format", "function", "inputs", "max_abs", "max_rel", "mean_abs", "mean_rel",
-            "max_ulp", "overflows", "nans",
+            "format",
+            "function",
+            "inputs",
+            "max_abs",
+            "max_rel",
+            "mean_abs",
+            "mean_rel",
+            "max_ulp",
+            "overflows",
+            "nans",
         ] {
             assert!(json[0].get(key).is_some(), "{key}");
         }

@@ -157,8 +157,9 @@ impl Progress {
             return Progress::hidden();
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        let template =
-            format!("{{bar:40}} {{human_pos}}/{{human_len}} {unit} {{per_sec}} eta {{eta}} {{msg}}");
+        let template = format!(
+            "{{bar:40}} {{human_pos}}/{{human_len}} {unit} {{per_sec}} eta {{eta}} {{msg}}"
+        );
         if let Ok(style) = ProgressStyle::with_template(&template) {
             bar.set_style(style);
         }

@@ -94,9 +94,7 @@ fn picture(
         let mut encoder = png::Encoder::new(&mut png, width, height);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
-        let mut writer = encoder
-            .write_header()
-            .map_err(|e| draw_error(name, e))?;
+        let mut writer = encoder.write_header().map_err(|e| draw_error(name, e))?;
         writer
             .write_image_data(&pixels)
             .map_err(|e| draw_error(name, e))?;
@@ -215,84 +213,88 @@ pub fn binades(format: &FormatOps) -> (Vec<(i32, u32, bool)>, f64) {
 /// the binade on a log scale), subnormal binades in orange, the overflow threshold in red.
 pub fn values(formats: &[&'static FormatOps]) -> Result<Picture, CliError> {
     let n = formats.len() as f64;
-    picture("values.png", (1400, 120 + 56 * formats.len() as u32), |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Representable values: bars per binade, height = log2(values in it)",
-                (FAMILY, 24),
-            )
-            .margin(14)
-            .x_label_area_size(46)
-            .y_label_area_size(110)
-            .build_cartesian_2d(-46f64..40f64, 0f64..n)
-            .map_err(s)?;
-        let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_labels(18)
-            .y_labels(formats.len() * 2 + 1)
-            .x_label_formatter(&|v| format!("1e{}", v.round()))
-            .y_label_formatter(&|v| {
-                let i = (n - v - 0.5).round();
-                if (n - v - 0.5 - i).abs() < 0.01 && i >= 0.0 && (i as usize) < names.len() {
-                    names[i as usize].to_string()
-                } else {
-                    String::new()
-                }
-            })
-            .x_desc("magnitude (log scale)")
-            .label_style((FAMILY, 16))
-            .axis_desc_style((FAMILY, 18))
-            .draw()
-            .map_err(s)?;
-        chart
-            .draw_series(LineSeries::new(
-                [(0.0, 0.0), (0.0, n)],
-                BLACK.mix(0.3).stroke_width(1),
-            ))
-            .map_err(s)?;
-        for (i, f) in formats.iter().enumerate() {
-            let base = n - 1.0 - i as f64;
-            let (bins, threshold) = binades(f);
-            let log2_10 = std::f64::consts::LOG10_2;
-            for (e, count, subnormal) in bins {
-                let height = 0.1 + 0.75 * (count as f64).log2().max(0.0) / 10.0;
-                let colour = if subnormal { PALETTE[1] } else { PALETTE[0] };
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [
-                            (e as f64 * log2_10, base + 0.06),
-                            ((e + 1) as f64 * log2_10, base + 0.06 + height.min(0.88)),
-                        ],
-                        colour.mix(0.85).filled(),
-                    )))
-                    .map_err(s)?;
-            }
-            let t = threshold.log10();
+    picture(
+        "values.png",
+        (1400, 120 + 56 * formats.len() as u32),
+        |root| {
+            let mut chart = ChartBuilder::on(root)
+                .caption(
+                    "Representable values: bars per binade, height = log2(values in it)",
+                    (FAMILY, 24),
+                )
+                .margin(14)
+                .x_label_area_size(46)
+                .y_label_area_size(110)
+                .build_cartesian_2d(-46f64..40f64, 0f64..n)
+                .map_err(s)?;
+            let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_labels(18)
+                .y_labels(formats.len() * 2 + 1)
+                .x_label_formatter(&|v| format!("1e{}", v.round()))
+                .y_label_formatter(&|v| {
+                    let i = (n - v - 0.5).round();
+                    if (n - v - 0.5 - i).abs() < 0.01 && i >= 0.0 && (i as usize) < names.len() {
+                        names[i as usize].to_string()
+                    } else {
+                        String::new()
+                    }
+                })
+                .x_desc("magnitude (log scale)")
+                .label_style((FAMILY, 16))
+                .axis_desc_style((FAMILY, 18))
+                .draw()
+                .map_err(s)?;
             chart
                 .draw_series(LineSeries::new(
-                    [(t, base + 0.02), (t, base + 0.98)],
-                    PALETTE[3].stroke_width(3),
+                    [(0.0, 0.0), (0.0, n)],
+                    BLACK.mix(0.3).stroke_width(1),
                 ))
                 .map_err(s)?;
-        }
-        // The legend, drawn by hand: three swatches.
-        let legend = [
-            ("normal binades", PALETTE[0]),
-            ("subnormal binades", PALETTE[1]),
-            ("overflow threshold", PALETTE[3]),
-        ];
-        for (k, (text, colour)) in legend.iter().enumerate() {
-            let x = 140 + k as i32 * 230;
-            let y = 50;
-            root.draw(&Rectangle::new([(x, y), (x + 18, y + 14)], colour.filled()))
-                .map_err(s)?;
-            root.draw(&Text::new(*text, (x + 24, y), (FAMILY, 15).into_font()))
-                .map_err(s)?;
-        }
-        Ok(())
-    })
+            for (i, f) in formats.iter().enumerate() {
+                let base = n - 1.0 - i as f64;
+                let (bins, threshold) = binades(f);
+                let log2_10 = std::f64::consts::LOG10_2;
+                for (e, count, subnormal) in bins {
+                    let height = 0.1 + 0.75 * (count as f64).log2().max(0.0) / 10.0;
+                    let colour = if subnormal { PALETTE[1] } else { PALETTE[0] };
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [
+                                (e as f64 * log2_10, base + 0.06),
+                                ((e + 1) as f64 * log2_10, base + 0.06 + height.min(0.88)),
+                            ],
+                            colour.mix(0.85).filled(),
+                        )))
+                        .map_err(s)?;
+                }
+                let t = threshold.log10();
+                chart
+                    .draw_series(LineSeries::new(
+                        [(t, base + 0.02), (t, base + 0.98)],
+                        PALETTE[3].stroke_width(3),
+                    ))
+                    .map_err(s)?;
+            }
+            // The legend, drawn by hand: three swatches.
+            let legend = [
+                ("normal binades", PALETTE[0]),
+                ("subnormal binades", PALETTE[1]),
+                ("overflow threshold", PALETTE[3]),
+            ];
+            for (k, (text, colour)) in legend.iter().enumerate() {
+                let x = 140 + k as i32 * 230;
+                let y = 50;
+                root.draw(&Rectangle::new([(x, y), (x + 18, y + 14)], colour.filled()))
+                    .map_err(s)?;
+                root.draw(&Text::new(*text, (x + 24, y), (FAMILY, 15).into_font()))
+                    .map_err(s)?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// The relative error of rounding the midpoint between each pair of neighbouring positive
@@ -395,7 +397,11 @@ pub fn running_sums(outcome: &Outcome) -> Result<Picture, CliError> {
             &outcome.methods[3].running[..],
             PALETTE[0],
         ),
-        ("Kahan in the format", &outcome.methods[1].running[..], PALETTE[2]),
+        (
+            "Kahan in the format",
+            &outcome.methods[1].running[..],
+            PALETTE[2],
+        ),
         ("in the format", &outcome.methods[0].running[..], PALETTE[3]),
     ];
     let (lo, hi) = series
@@ -529,7 +535,10 @@ mod tests {
         assert_eq!(e.len(), 0x7bff);
         assert_eq!(e[0], (super::super::pow2(-25), 1.0));
         let at_one = e.iter().find(|p| p.0 > 1.0).unwrap();
-        assert_eq!(at_one.1, super::super::pow2(-11) / (1.0 + super::super::pow2(-11)));
+        assert_eq!(
+            at_one.1,
+            super::super::pow2(-11) / (1.0 + super::super::pow2(-11))
+        );
     }
 
     #[test]
