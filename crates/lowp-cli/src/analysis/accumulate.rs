@@ -107,7 +107,7 @@ pub struct Outcome {
 /// The steps at which running sums are kept: about [`POINTS`] of them, the last step included.
 fn keep(step: usize, n: usize) -> bool {
     let every = n.div_ceil(POINTS).max(1);
-    step % every == 0 || step == n
+    step.is_multiple_of(every) || step == n
 }
 
 /// The sum in `T`, one rounded addition at a time, with its running values and stall.

@@ -385,12 +385,15 @@ pub fn rounding_error() -> Result<Picture, CliError> {
     })
 }
 
+/// One line of the running-sums chart: its label, its `(step, sum)` points and its colour.
+type Series<'a> = (&'a str, &'a [(usize, f64)], RGBColor);
+
 /// The running sums of `lowp accumulate`: in the format, Kahan in the format, in f32, and the
 /// exact running sum, with the stall marked.
 pub fn running_sums(outcome: &Outcome) -> Result<Picture, CliError> {
     let name = format!("accumulate-{}.png", outcome.format);
     let n = outcome.setup.n as f64;
-    let series: Vec<(&str, &[(usize, f64)], RGBColor)> = vec![
+    let series: Vec<Series> = vec![
         ("exact", &outcome.exact_running[..], BLACK),
         (
             "f32 accumulator",
