@@ -7,19 +7,23 @@
 //! * `lowp kernels` prints the tensor layer's kernel registry as an op x dtype matrix;
 //! * `lowp bench convert` measures bulk conversion throughput beside memcpy and `half`,
 //!   `lowp bench convert-file` a whole-file conversion beside `cp`, and `lowp bench sum` and
-//!   `lowp bench matmul` the tensor layer.
+//!   `lowp bench matmul` the tensor layer;
+//! * `lowp error-table`, `lowp conversion-error` and `lowp accumulate` measure what the math
+//!   functions, rounding from f32 and running sums cost in each format (the seeds' error
+//!   tables), `lowp plot` draws the formats, and `lowp report` puts it all on one page.
 //!
 //! This file holds the command line (clap) and the exit codes; each command lives in its own
 //! module, and [`output`] renders the tables they build.
 #![forbid(unsafe_code)]
 
+mod analysis;
 mod bench;
 mod convert;
 mod kernels;
 
 // The reports live in the library half of this package (`src/lib.rs`), which the Python module
 // shares; bringing them in at the root keeps `crate::output` and the like working here.
-use lowp_cli::{error, formats, inspect, output, registry};
+use lowp_cli::{error, formats, inspect, number, output, registry};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use error::CliError;
@@ -73,6 +77,127 @@ enum Command {
     /// bench convert-file` a whole safetensors file beside cp, `lowp bench sum` and `lowp
     /// bench matmul` the tensor layer's reduction and matrix product.
     Bench(bench::BenchArgs),
+    /// The error of every element-wise math function in each format, on every input (the
+    /// seeds' appendix table 3.3, measured exhaustively).
+    ///
+    /// Each op runs as the tensor layer runs it (widened to f32, evaluated once, rounded once)
+    /// on every finite value of the format inside the function's domain, and is compared with
+    /// the exact result (f64 on the same input) and with the op run in f32 (the seed's
+    /// method). Overflows, results flushed to zero and NaNs are counted apart.
+    ErrorTable(ErrorTableArgs),
+    /// The error of rounding every f32 into each format (the seeds' appendix table 3.4), over
+    /// the format's normal range and its range including subnormals, beside the theoretical
+    /// bounds. Walks every f32 bit pattern in range on all cores: about a minute for all
+    /// formats on two cores.
+    ConversionError(ConversionErrorArgs),
+    /// Sum N random values with the sum kept in the format, in f32, by Kahan's method in the
+    /// format and pairwise: where the low-precision running sum stalls, and the final errors
+    /// (the seeds' "truncation ceiling", section 1.4.2).
+    Accumulate(AccumulateArgs),
+    /// Draw PNG pictures of the formats: bit layouts, the representable values on a log scale,
+    /// and the relative rounding error against magnitude.
+    Plot(PlotArgs),
+    /// Run every analysis and write one Markdown page with the tables and pictures: which
+    /// format should I use, and what does it cost me?
+    Report(ReportArgs),
+}
+
+/// Arguments of `lowp error-table`.
+#[derive(Args)]
+#[command(after_help = format!(
+    "Formats: {}\nFunctions: {}",
+    registry::names(),
+    analysis::error_table::ordered(&[]).join(", ")
+))]
+struct ErrorTableArgs {
+    /// Formats to measure, comma separated or repeated (default: every format).
+    #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = parse_format)]
+    formats: Vec<&'static FormatOps>,
+
+    /// Functions to measure, comma separated or repeated (default: every function).
+    #[arg(long, value_name = "FUNCTION", value_delimiter = ',', value_parser = parse_function)]
+    functions: Vec<&'static str>,
+
+    /// Output style: an aligned table grouped like the seed's, Markdown, CSV, or JSON (one
+    /// record per format and function).
+    #[arg(long, value_enum, value_name = "STYLE", default_value_t = TableStyle::Table)]
+    format: TableStyle,
+}
+
+/// Arguments of `lowp conversion-error`.
+#[derive(Args)]
+#[command(after_help = format!("Formats: {}", registry::names()))]
+struct ConversionErrorArgs {
+    /// Formats to measure, comma separated or repeated (default: every format).
+    #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = parse_format)]
+    formats: Vec<&'static FormatOps>,
+
+    /// Output style: an aligned table, Markdown, CSV, or JSON (one record per format and
+    /// range).
+    #[arg(long, value_enum, value_name = "STYLE", default_value_t = TableStyle::Table)]
+    format: TableStyle,
+}
+
+/// Arguments of `lowp accumulate`.
+#[derive(Args)]
+#[command(after_help = format!("Formats: {}", registry::names()))]
+struct AccumulateArgs {
+    /// The format to sum in (any but the scale type f8e8m0fnu).
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format, default_value = "f16")]
+    format: &'static FormatOps,
+
+    /// How many values to sum (1 to 100,000,000).
+    #[arg(long, value_name = "N", default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    n: u64,
+
+    /// The distribution the values are drawn from (in f64, then rounded into the format).
+    #[arg(long, value_enum, value_name = "NAME", default_value_t = DistributionArg::Uniform)]
+    distribution: DistributionArg,
+
+    /// Seed of the random generator (the same seed gives the same values on every machine).
+    #[arg(long, value_name = "SEED", default_value_t = 0)]
+    seed: u64,
+
+    /// Also draw the running sums into this PNG file.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<std::path::PathBuf>,
+
+    /// Print a JSON object instead of the text and table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The distributions of `lowp accumulate`.
+#[derive(Clone, Copy, ValueEnum)]
+enum DistributionArg {
+    /// Uniform on [0, 1).
+    Uniform,
+    /// Normal, mean 0 and standard deviation 1.
+    Normal,
+}
+
+/// Arguments of `lowp plot`.
+#[derive(Args)]
+struct PlotArgs {
+    /// The directory to write layout.png, values.png and rounding-error.png into (created if
+    /// missing).
+    #[arg(long, value_name = "DIR")]
+    out: std::path::PathBuf,
+}
+
+/// Arguments of `lowp report`.
+#[derive(Args)]
+#[command(after_help = format!("Formats: {}", registry::names()))]
+struct ReportArgs {
+    /// The directory to write report.md, its pictures and the full tables into (created if
+    /// missing).
+    #[arg(long, value_name = "DIR")]
+    out: std::path::PathBuf,
+
+    /// Formats to cover, comma separated or repeated (default: every format).
+    #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = parse_format)]
+    formats: Vec<&'static FormatOps>,
 }
 
 /// Arguments of `lowp formats`.
@@ -135,20 +260,25 @@ fn parse_format(name: &str) -> Result<&'static FormatOps, CliError> {
     registry::lookup(name)
 }
 
+/// clap's parser for function names.
+fn parse_function(name: &str) -> Result<&'static str, CliError> {
+    analysis::error_table::parse_function(name)
+}
+
+/// A table in the chosen style.
+fn render(table: &output::Table, style: TableStyle) -> String {
+    match style {
+        TableStyle::Table => table.to_text(),
+        TableStyle::Markdown => table.to_markdown(),
+        TableStyle::Csv => table.to_csv(),
+        TableStyle::Json => output::json_text(&serde_json::Value::Array(table.to_json_records())),
+    }
+}
+
 /// Runs the parsed command and returns what to print.
 fn run(cli: Cli) -> Result<String, CliError> {
     match cli.command {
-        Command::Formats(args) => {
-            let table = formats::table();
-            Ok(match args.format {
-                TableStyle::Table => table.to_text(),
-                TableStyle::Markdown => table.to_markdown(),
-                TableStyle::Csv => table.to_csv(),
-                TableStyle::Json => {
-                    output::json_text(&serde_json::Value::Array(table.to_json_records()))
-                }
-            })
-        }
+        Command::Formats(args) => Ok(render(&formats::table(), args.format)),
         Command::Inspect(args) => {
             let report = inspect::run(&args.value, args.as_format, &args.to)?;
             Ok(match args.format {
@@ -159,6 +289,43 @@ fn run(cli: Cli) -> Result<String, CliError> {
         Command::Convert(args) => convert::run(&args),
         Command::Kernels(args) => kernels::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::ErrorTable(args) => {
+            use analysis::error_table::{View, human, run, table};
+            let rows = run(&args.formats, &args.functions)?;
+            Ok(match args.format {
+                TableStyle::Table => human(&rows, false),
+                TableStyle::Markdown => human(&rows, true),
+                style => render(&table(&rows, View::All), style),
+            })
+        }
+        Command::ConversionError(args) => {
+            let measured = analysis::conversion::run_command(&args.formats)?;
+            Ok(render(&analysis::conversion::table(&measured), args.format))
+        }
+        Command::Accumulate(args) => {
+            let distribution = match args.distribution {
+                DistributionArg::Uniform => analysis::accumulate::Distribution::Uniform,
+                DistributionArg::Normal => analysis::accumulate::Distribution::Normal,
+            };
+            analysis::accumulate::run_command(
+                args.format,
+                args.n,
+                distribution,
+                args.seed,
+                args.plot.as_deref(),
+                args.json,
+            )
+        }
+        Command::Plot(args) => {
+            let paths = analysis::plot::write_all(&args.out, &analysis::plot::all()?)?;
+            Ok(paths
+                .iter()
+                .map(|p| format!("wrote {}\n", p.display()))
+                .collect())
+        }
+        Command::Report(args) => {
+            analysis::report::run(&args.out, &analysis::formats_or_all(&args.formats))
+        }
     }
 }
 

@@ -17,101 +17,11 @@ use lowp::LowpFloat;
 use lowp_tensor::ops::{BINARY_OPS, UNARY_OPS};
 use lowp_tensor::{FloatElement, Tensor};
 
-/// The Taylor series of `x - tanh(x)` to x^45: the reference near 0, where the f64 naive
-/// form cancels.
-fn tanh_shrink_reference(x: f64) -> f64 {
-    const C: [f64; 22] = [
-        0.3333333333333333,
-        -0.13333333333333333,
-        0.05396825396825397,
-        -0.021869488536155203,
-        0.008863235529902197,
-        -0.003592128036572481,
-        0.0014558343870513183,
-        -0.000590027440945586,
-        0.00023912911424355248,
-        -9.691537956929451e-05,
-        3.927832388331683e-05,
-        -1.5918905069328964e-05,
-        6.451689215655431e-06,
-        -2.6147711512907546e-06,
-        1.0597268320104654e-06,
-        -4.294911078273806e-07,
-        1.7406618963571648e-07,
-        -7.054636946400968e-08,
-        2.859136662305254e-08,
-        -1.1587644432798853e-08,
-        4.6962953982309016e-09,
-        -1.903336833931276e-09,
-    ];
-    if x.abs() < 0.5 {
-        let x2 = x * x;
-        C.iter().rev().fold(0.0, |acc, &c| acc * x2 + c) * x2 * x
-    } else {
-        x - x.tanh()
-    }
-}
-
-/// The logistic function, without overflow or underflow to 0 for large negative `x`.
-fn logistic(x: f64) -> f64 {
-    if x < 0.0 {
-        x.exp() / (1.0 + x.exp())
-    } else {
-        1.0 / (1.0 + (-x).exp())
-    }
-}
-
-/// The f64 reference of each op, and whether the op must be correctly rounded.
+/// The f64 reference of each op ([`lowp_tensor::ops::reference`]), and whether the op must be
+/// correctly rounded.
 fn reference(op: &str) -> (fn(f64) -> f64, bool) {
-    match op {
-        "sin" => (f64::sin, false),
-        "cos" => (f64::cos, false),
-        "tan" => (f64::tan, false),
-        "asin" => (f64::asin, false),
-        "acos" => (f64::acos, false),
-        "atan" => (f64::atan, false),
-        "sinh" => (f64::sinh, false),
-        "cosh" => (f64::cosh, false),
-        "tanh" => (f64::tanh, false),
-        "asinh" => (libm::asinh, false),
-        // libm's acosh (from musl) returns numbers for x <= -2; the domain is x >= 1.
-        "acosh" => (|x| if x < 1.0 { f64::NAN } else { libm::acosh(x) }, false),
-        "atanh" => (libm::atanh, false),
-        "exp" => (f64::exp, false),
-        "expm1" => (f64::exp_m1, false),
-        "log" => (f64::ln, false),
-        "log2" => (f64::log2, false),
-        "log10" => (f64::log10, false),
-        "log1p" => (f64::ln_1p, false),
-        "sqrt" => (f64::sqrt, true),
-        "rsqrt" => (|x| 1.0 / x.sqrt(), false),
-        "reciprocal" => (|x| 1.0 / x, true),
-        "square" => (|x| x * x, true),
-        "abs" => (f64::abs, true),
-        "floor" => (f64::floor, true),
-        "ceil" => (f64::ceil, true),
-        "round" => (f64::round_ties_even, true),
-        "relu" => (|x| if x > 0.0 || x.is_nan() { x } else { 0.0 }, true),
-        "sigmoid" => (logistic, false),
-        "logsigmoid" => (
-            |x| {
-                if x < -30.0 {
-                    x - x.exp().ln_1p()
-                } else {
-                    -(-x).exp().ln_1p()
-                }
-            },
-            false,
-        ),
-        "silu" => (|x| x * logistic(x), false),
-        "softsign" => (|x| x / (1.0 + x.abs()), false),
-        "tanh_shrink" => (tanh_shrink_reference, false),
-        "gelu" => (
-            |x| 0.5 * x * libm::erfc(-x / std::f64::consts::SQRT_2),
-            false,
-        ),
-        other => panic!("no reference for {other}"),
-    }
+    let r = lowp_tensor::ops::reference::of(op).unwrap_or_else(|| panic!("no reference for {op}"));
+    (r.exact, r.correctly_rounded)
 }
 
 /// Every op on every value of a lowp format.

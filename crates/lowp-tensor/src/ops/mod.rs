@@ -11,6 +11,7 @@ pub mod loss_scale;
 pub(crate) mod matmul;
 pub mod nn;
 pub mod reduce;
+pub mod reference;
 pub mod unary;
 
 use crate::dtype::DType;
