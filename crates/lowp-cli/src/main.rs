@@ -4,8 +4,10 @@
 //! * `lowp inspect VALUE` shows what rounding VALUE into each format gives;
 //! * `lowp convert IN OUT --to TYPE` stores a checkpoint in another float type and reports
 //!   what that cost, per tensor;
-//! * `lowp bench convert` measures bulk conversion throughput beside memcpy and `half`, and
-//!   `lowp bench convert-file` a whole-file conversion beside `cp`.
+//! * `lowp kernels` prints the tensor layer's kernel registry as an op x dtype matrix;
+//! * `lowp bench convert` measures bulk conversion throughput beside memcpy and `half`,
+//!   `lowp bench convert-file` a whole-file conversion beside `cp`, and `lowp bench sum` and
+//!   `lowp bench matmul` the tensor layer.
 //!
 //! This file holds the command line (clap) and the exit codes; each command lives in its own
 //! module, and [`output`] renders the tables they build.
@@ -13,6 +15,7 @@
 
 mod bench;
 mod convert;
+mod kernels;
 
 // The reports live in the library half of this package (`src/lib.rs`), which the Python module
 // shares; bringing them in at the root keeps `crate::output` and the like working here.
@@ -64,8 +67,11 @@ enum Command {
     /// subnormal or NaN, gives the largest and mean relative errors, and a verdict. With
     /// --dry-run nothing is written: the report says whether the checkpoint survives the type.
     Convert(convert::ConvertArgs),
+    /// Print the tensor layer's kernel registry: which ops have a kernel for which dtype.
+    Kernels(kernels::KernelsArgs),
     /// Measure throughput: `lowp bench convert` times bulk conversion of every format, `lowp
-    /// bench convert-file` a whole safetensors file beside cp.
+    /// bench convert-file` a whole safetensors file beside cp, `lowp bench sum` and `lowp
+    /// bench matmul` the tensor layer's reduction and matrix product.
     Bench(bench::BenchArgs),
 }
 
@@ -151,6 +157,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
             })
         }
         Command::Convert(args) => convert::run(&args),
+        Command::Kernels(args) => kernels::run(&args),
         Command::Bench(args) => bench::run(&args),
     }
 }

@@ -100,14 +100,17 @@ def test_fit_report_agrees_with_cast(name):
     assert r["exact"] == (finite & (y == x64)).sum()
     assert r["measured"] == measured.sum()
     assert r["max_abs_error"] == err.max()
-    assert r["max_rel_error"] == (err / np.abs(x64[measured])).max()
-    assert np.isclose(r["mean_rel_error"], (err / np.abs(x64[measured])).mean(), rtol=1e-9)
+    # Relative errors are divided in f32 and summed in f32 blocks (FitStats' documented
+    # contract), so they agree to about 2^-23, not to the last bit.
+    rel = err / np.abs(x64[measured])
+    assert np.isclose(r["max_rel_error"], rel.max(), rtol=2.0**-22, atol=0)
+    assert np.isclose(r["mean_rel_error"], rel.mean(), rtol=1e-6, atol=0)
     assert r["amax"] == np.abs(x64[finite]).max()
     # The same statistics from one thread (the error sums may differ in their last bits).
     one = lowp.fit_report(x, name, threads=1)
     for k in r:
         if k.endswith("_sum") or k.startswith("mean_"):
-            assert np.isclose(r[k], one[k], rtol=1e-9)
+            assert np.isclose(r[k], one[k], rtol=1e-6)
         else:
             assert r[k] == one[k], k
     # A lowp-format array is measured from its exact values.

@@ -327,3 +327,40 @@ fn f32_arithmetic_matches_native_f32() {
         }
     }
 }
+
+/// NumPy broadcasting: every output element combines the operand elements its index picks.
+#[test]
+fn broadcasting_pairs_the_right_elements() {
+    let a = Tensor::rand_normal(&[2, 1, 3], 0.0, 10.0, lowp_tensor::DType::F16, 1).unwrap();
+    let b = Tensor::rand_normal(&[4, 1], 0.0, 10.0, lowp_tensor::DType::F16, 2).unwrap();
+    let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
+    for op in ["sub", "div", "pow"] {
+        let c = a.binary(op, &b).unwrap();
+        assert_eq!(c.shape(), &[2, 4, 3]);
+        let cv = c.to_vec::<lowp::f16>().unwrap();
+        for i in 0..2 {
+            for j in 0..4 {
+                for k in 0..3 {
+                    let (x, y) = (av[i * 3 + k], bv[j]);
+                    let r = cv[(i * 4 + j) * 3 + k];
+                    let ok = match op {
+                        "sub" => correctly_rounded(r, x - y),
+                        "div" => correctly_rounded(r, x / y),
+                        _ => faithful(r, x.powf(y)),
+                    };
+                    assert!(ok, "{op}({x}, {y}) = {r:?}");
+                }
+            }
+        }
+    }
+    // A scalar broadcasts against anything; so does an empty axis.
+    let s = Tensor::scalar(lowp::f16::from_f32(2.0));
+    assert_eq!(s.mul(&a).unwrap().shape(), a.shape());
+    let e = Tensor::zeros(&[0, 3], lowp_tensor::DType::F16).unwrap();
+    assert_eq!(
+        e.add(&a.reshape(&[2, 3]).unwrap().sum(Some(0)).unwrap())
+            .unwrap()
+            .shape(),
+        &[0, 3]
+    );
+}

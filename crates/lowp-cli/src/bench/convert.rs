@@ -4,79 +4,24 @@
 //! from a format, and counts the bytes read plus the bytes written per call. Beside each, in
 //! the same run, are two baselines: `memcpy` (`copy_from_slice` moving the same total bytes)
 //! and `half`'s slice conversion of the same number of values (f16 against `half::f16`, every
-//! other format against `half::bf16`, the closest thing `half` has). A figure is the best
-//! (shortest) time per call over several samples after a warm-up call, which is least
-//! sensitive to other work on a shared machine.
+//! other format against `half::bf16`, the closest thing `half` has).
 
-use crate::convert::kernel::FloatType;
-use crate::convert::{self as file_convert, files};
+use super::{
+    MIN_BYTES_PER_THREAD, MIN_SAMPLES, Sample, ThreadChoice, Threads, aligned, bb, best_seconds,
+    fill, parse_seconds, parse_size, size_label, split,
+};
 use crate::error::CliError;
 use crate::output::{self, Cell, Column, Table};
 use crate::registry::{self, FormatOps};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, ValueEnum};
 use half::slice::HalfFloatSliceExt;
 use lowp::LowpFloat;
 use lowp::bulk::{Path, active_path, forced_path_error};
 use lowp::prelude::{LowpParSliceExt, LowpSliceExt};
-use rayon::prelude::*;
 use serde_json::{Value, json};
-use std::fmt;
 use std::hint::black_box;
 use std::io::IsTerminal;
-use std::time::Instant;
 
-/// Arguments of `lowp bench`.
-#[derive(Args)]
-pub struct BenchArgs {
-    /// What to measure.
-    #[command(subcommand)]
-    pub what: BenchCommand,
-}
-
-/// The benchmarks.
-#[derive(Subcommand)]
-pub enum BenchCommand {
-    /// Bulk conversion throughput in GB/s, beside memcpy and the half crate.
-    ///
-    /// GB/s counts bytes read plus bytes written (10^9 bytes per GB). Each figure is the best
-    /// time per call over several samples after a warm-up, sampling for at least --min-time.
-    Convert(ConvertArgs),
-    /// `lowp convert` of a generated f32 safetensors file, beside `cp` of the same file.
-    ///
-    /// Writes a file of --size bytes of f32 tensors (16 of them, roughly normal values) in
-    /// --dir, then alternately copies it (std::fs::copy, as cp does) and converts it to --to,
-    /// --runs times each, both reading from the page cache and writing into it. GB/s is the
-    /// input file's bytes per second; "vs cp" is the conversion's best time over cp's best
-    /// time. The files are removed at the end.
-    ConvertFile(ConvertFileArgs),
-}
-
-/// Arguments of `lowp bench convert-file`.
-#[derive(Args)]
-pub struct ConvertFileArgs {
-    /// Size of the generated f32 file, with an optional K, M or G suffix in KiB units.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1G")]
-    size: u64,
-
-    /// The type to convert to.
-    #[arg(long, value_name = "TYPE", value_parser = FloatType::parse, default_value = "bf16")]
-    to: FloatType,
-
-    /// How many times to run each of cp and the conversion (the best time counts).
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    runs: u32,
-
-    /// The folder for the generated file and the copies (default: the system's temporary
-    /// folder).
-    #[arg(long, value_name = "DIR")]
-    dir: Option<std::path::PathBuf>,
-
-    /// Also write the measurements to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<std::path::PathBuf>,
-}
-
-/// Arguments of `lowp bench convert`.
 #[derive(Args)]
 #[command(after_help = format!("Formats: {}", registry::names()))]
 pub struct ConvertArgs {
@@ -155,86 +100,15 @@ impl Direction {
     }
 }
 
-/// Which threadings to measure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ThreadChoice {
-    /// One thread.
-    Single,
-    /// All of rayon's threads.
-    Multi,
-    /// Both.
-    Both,
-}
-
-/// One threading of a measurement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Threads {
-    /// The calling thread.
-    Single,
-    /// Every thread of rayon's global pool.
-    Multi,
-}
-
-impl fmt::Display for Threads {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Threads::Single => "single",
-            Threads::Multi => "multi",
-        })
-    }
-}
-
 /// Sizes measured by default.
 const DEFAULT_SIZES: [u64; 3] = [16 << 10, 1 << 20, 256 << 20];
 
 /// Sampling time per measurement by default, in seconds.
 const DEFAULT_MIN_TIME: f64 = 0.2;
 
-/// Fewest samples per measurement.
-const MIN_SAMPLES: u32 = 3;
-
-/// Each sample repeats the call until it lasts about this fraction of the sampling time.
-const SAMPLES_PER_MIN_TIME: f64 = 10.0;
-
 /// Fewest elements each thread converts, as lowp's par_ methods split (half's multi-threaded
 /// baseline splits the same way).
 const MIN_PER_THREAD: usize = 1 << 15;
-
-/// Fewest bytes each thread copies in the multi-threaded memcpy baseline (about what lowp's
-/// 32Ki elements per thread move).
-const MIN_BYTES_PER_THREAD: usize = 128 << 10;
-
-/// clap's parser for `--sizes`: a byte count with an optional K, M or G suffix (KiB units,
-/// `KiB` and `KB` spellings accepted), a positive multiple of 8.
-fn parse_size(text: &str) -> Result<u64, CliError> {
-    let bad = || {
-        CliError::usage(format!(
-            "'{text}' is not a size: give a positive multiple of 8 bytes, with an optional K, M \
-             or G suffix in KiB units (16K, 1M, 256M)"
-        ))
-    };
-    let lower = text.trim().to_ascii_lowercase();
-    let unit = lower.trim_end_matches("ib").trim_end_matches('b');
-    let (digits, shift) = match unit.char_indices().last() {
-        Some((i, 'k')) => (&unit[..i], 10),
-        Some((i, 'm')) => (&unit[..i], 20),
-        Some((i, 'g')) => (&unit[..i], 30),
-        _ => (unit, 0),
-    };
-    let n: u64 = digits.parse().map_err(|_| bad())?;
-    n.checked_mul(1 << shift)
-        .filter(|&b| b > 0 && b % 8 == 0)
-        .ok_or_else(bad)
-}
-
-/// clap's parser for `--min-time`: a positive number of seconds.
-fn parse_seconds(text: &str) -> Result<f64, CliError> {
-    text.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .ok_or_else(|| CliError::usage(format!("'{text}' is not a positive number of seconds")))
-}
 
 /// clap's parser for `--path`: a path this CPU can run.
 fn parse_path(text: &str) -> Result<Path, CliError> {
@@ -259,16 +133,6 @@ fn supported_names() -> String {
         .map(Path::name)
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// `bytes` as `16KiB`, `1MiB`, `256MiB`, or plain bytes (`1000B`).
-fn size_label(bytes: u64) -> String {
-    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{}{unit}", bytes >> shift);
-        }
-    }
-    format!("{bytes}B")
 }
 
 /// One measurement: a lowp conversion or a baseline.
@@ -456,90 +320,9 @@ impl Bench {
     }
 }
 
-/// `n` copies of `x` in a new `buf`, and the part of it that starts on a cache line (64
-/// bytes). Every buffer is aligned so: `malloc` gives 16 bytes, and glibc's `rep movsb`, which
-/// copies the mid-sized pieces of the multi-threaded memcpy, runs several times slower on some
-/// AMD CPUs from a start that is not on a cache line.
-fn aligned<T: Copy>(buf: &mut Vec<T>, n: usize, x: T) -> &mut [T] {
-    *buf = vec![x; n + 64];
-    let start = buf.as_ptr().align_offset(64).min(64);
-    &mut buf[start..start + n]
-}
-
-/// `black_box` of a slice, so the compiler cannot see through the conversion.
-fn bb<S: ?Sized>(x: &mut S) -> &mut S {
-    black_box(x)
-}
-
-/// Runs `f` on contiguous ranges of `src` and `dst`, one per rayon thread and none shorter
-/// than `min` elements (the whole slices on the calling thread when short), as lowp's par_
-/// methods split.
-fn split<S: Sync, D: Send>(
-    src: &[S],
-    dst: &mut [D],
-    min: usize,
-    f: impl Fn(&[S], &mut [D]) + Sync,
-) {
-    let chunk = src
-        .len()
-        .div_ceil(rayon::current_num_threads().max(1))
-        .max(min)
-        .next_multiple_of(64);
-    if chunk >= src.len() {
-        return f(src, dst);
-    }
-    dst.par_chunks_mut(chunk)
-        .zip(src.par_chunks(chunk))
-        .for_each(|(d, s)| f(s, d));
-}
-
-/// The best seconds per call of `f`: one warm-up call, then samples of repeated calls (each
-/// about a tenth of `min_time`) until at least `min_time` has passed and [`MIN_SAMPLES`]
-/// samples are taken.
-fn best_seconds(min_time: f64, mut f: impl FnMut()) -> f64 {
-    f();
-    let start = Instant::now();
-    f();
-    let once = start.elapsed().as_secs_f64().max(1e-9);
-    let calls = (min_time / SAMPLES_PER_MIN_TIME / once).ceil().max(1.0) as u64;
-    let (mut best, mut total, mut samples) = (once, once, 1);
-    while total < min_time || samples < MIN_SAMPLES {
-        let start = Instant::now();
-        for _ in 0..calls {
-            f();
-        }
-        let took = start.elapsed().as_secs_f64();
-        best = best.min(took / calls as f64);
-        total += took;
-        samples += 1;
-    }
-    best
-}
-
-/// Fills `dst` with deterministic, roughly normal values (a sum of four uniforms) with a
-/// standard deviation of `max / 3`: almost all in range and rounding, a few (about 4 in
-/// 10,000) beyond `max`.
-/// Unsigned formats get magnitudes.
-fn fill<W: Wide>(dst: &mut [W], max: f64, signed: bool) {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut uniform = || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let scale = max / 3.0 * 3f64.sqrt();
-    for x in dst {
-        let z = uniform() + uniform() + uniform() + uniform() - 2.0;
-        *x = W::from_f64(if signed { z * scale } else { z.abs() * scale });
-    }
-}
-
 /// The wide side of a conversion, f32 or f64, with the conversions of each library to and
 /// from it.
-trait Wide: Copy + Default + Send + Sync + 'static {
-    /// `x` rounded to this type.
-    fn from_f64(x: f64) -> Self;
+trait Wide: Sample {
     /// lowp's single-threaded narrowing, on `path` or (`None`) through the slice method.
     fn narrow<T: LowpFloat>(path: Option<Path>, src: &[Self], dst: &mut [T]);
     /// lowp's single-threaded widening, on `path` or through the slice method.
@@ -562,9 +345,6 @@ trait Wide: Copy + Default + Send + Sync + 'static {
 const CHECKED: &str = "the path was checked before the run";
 
 impl Wide for f32 {
-    fn from_f64(x: f64) -> Self {
-        x as f32
-    }
     fn narrow<T: LowpFloat>(path: Option<Path>, src: &[f32], dst: &mut [T]) {
         match path {
             Some(p) => p.convert_from_f32_slice(dst, src).expect(CHECKED),
@@ -598,9 +378,6 @@ impl Wide for f32 {
 }
 
 impl Wide for f64 {
-    fn from_f64(x: f64) -> Self {
-        x
-    }
     fn narrow<T: LowpFloat>(path: Option<Path>, src: &[f64], dst: &mut [T]) {
         match path {
             Some(p) => p.convert_from_f64_slice(dst, src).expect(CHECKED),
@@ -725,17 +502,8 @@ fn format_bench(name: &str) -> FormatBench {
         .expect("every registry format has a benchmark")
 }
 
-/// Runs `lowp bench …` and returns the table to print. The first line (the paths and threads)
-/// is printed at once, since a full run takes minutes.
-pub fn run(args: &BenchArgs) -> Result<String, CliError> {
-    match &args.what {
-        BenchCommand::Convert(args) => convert(args),
-        BenchCommand::ConvertFile(args) => convert_file(args),
-    }
-}
-
 /// Runs `lowp bench convert`.
-fn convert(args: &ConvertArgs) -> Result<String, CliError> {
+pub(super) fn run(args: &ConvertArgs) -> Result<String, CliError> {
     if let Some(err) = forced_path_error() {
         return Err(CliError::usage(err.to_string()));
     }
@@ -861,216 +629,14 @@ fn write_json(file: &std::path::Path, records: &[Record]) -> Result<(), CliError
     output::write_atomically(file, output::json_text(&value).as_bytes())
 }
 
-/// Tensors in the file `lowp bench convert-file` generates.
-const FILE_TENSORS: u64 = 16;
-
-/// Removes the files of `lowp bench convert-file` however the run ends.
-struct Scratch(Vec<std::path::PathBuf>);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            // Best effort: a file that is already gone is fine.
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-/// Writes an f32 safetensors file of about `size` bytes at `path`: [`FILE_TENSORS`] tensors of
-/// [`fill`]ed values, written a block at a time, then flushed to disk so that writing it back
-/// does not overlap the measurements.
-fn write_f32_file(path: &std::path::Path, size: u64) -> Result<u64, CliError> {
-    let per_tensor = (size / FILE_TENSORS / 4).max(1) as usize;
-    let entries = (0..FILE_TENSORS)
-        .map(|i| {
-            (
-                format!("layers.{i:02}.weight"),
-                safetensors::Dtype::F32,
-                vec![per_tensor],
-            )
-        })
-        .collect();
-    let (header, _) = file_convert::safetensors::layout(None, entries)?;
-    let fail =
-        |e: std::io::Error| CliError::failure(format!("cannot write {}: {e}", path.display()));
-    let file = std::fs::File::create(path).map_err(fail)?;
-    let mut w = std::io::BufWriter::new(&file);
-    use std::io::Write;
-    w.write_all(&header).map_err(fail)?;
-    let mut block = vec![0f32; per_tensor.min(1 << 20)];
-    fill(&mut block, 3.0, true);
-    for _ in 0..FILE_TENSORS {
-        let mut left = per_tensor;
-        while left > 0 {
-            let n = left.min(block.len());
-            w.write_all(bytemuck::cast_slice(&block[..n]))
-                .map_err(fail)?;
-            left -= n;
-        }
-    }
-    w.flush().map_err(fail)?;
-    drop(w);
-    file.sync_all().map_err(fail)?;
-    Ok(file.metadata().map_err(fail)?.len())
-}
-
-/// Runs `lowp bench convert-file`.
-fn convert_file(args: &ConvertFileArgs) -> Result<String, CliError> {
-    if let Some(file) = &args.json {
-        output::check_parent_dir(file)?;
-    }
-    let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    if !dir.is_dir() {
-        return Err(CliError::usage(format!("no folder {}", dir.display())));
-    }
-    let stem = format!("lowp-bench-{}", std::process::id());
-    let input = dir.join(format!("{stem}.safetensors"));
-    let copied = dir.join(format!("{stem}-cp.safetensors"));
-    let converted = dir.join(format!("{stem}-{}.safetensors", args.to.name()));
-    let _scratch = Scratch(vec![input.clone(), copied.clone(), converted.clone()]);
-    let progress = std::io::stderr().is_terminal();
-    if progress {
-        eprint!("writing {} ...", input.display());
-    }
-    let bytes = write_f32_file(&input, args.size)?;
-    let opts = file_convert::Options {
-        input: input.clone(),
-        output: Some(converted.clone()),
-        to: args.to,
-        only: Vec::new(),
-        keep_f32: Vec::new(),
-        saturate: false,
-        per_tensor_scale: false,
-        progress: false,
-    };
-    let (mut cp_times, mut convert_times) = (Vec::new(), Vec::new());
-    let mut out_bytes = 0;
-    for run in 0..args.runs {
-        if progress {
-            eprint!("\r\x1b[2Krun {}/{}", run + 1, args.runs);
-        }
-        let start = Instant::now();
-        std::fs::copy(&input, &copied)
-            .map_err(|e| CliError::failure(format!("cannot copy {}: {e}", input.display())))?;
-        cp_times.push(start.elapsed().as_secs_f64());
-        let _ = std::fs::remove_file(&copied);
-        files::check_interrupted()?;
-        let start = Instant::now();
-        let report = file_convert::convert(&opts)?;
-        convert_times.push(start.elapsed().as_secs_f64());
-        out_bytes = report.file_bytes_out;
-        let _ = std::fs::remove_file(&converted);
-    }
-    if progress {
-        eprint!("\r\x1b[2K");
-    }
-    let best = |t: &[f64]| t.iter().copied().fold(f64::INFINITY, f64::min);
-    let (cp, conv) = (best(&cp_times), best(&convert_times));
-    let gbps = |s: f64| bytes as f64 / s / 1e9;
-    let what = format!("lowp convert f32→{}", args.to.name());
-    let table = Table {
-        columns: vec![
-            Column::left("what", "what"),
-            Column::right("bytes_in", "bytes in"),
-            Column::right("bytes_out", "bytes out"),
-            Column::right("seconds", "best s"),
-            Column::right("gbps", "GB/s"),
-            Column::right("ratio", "vs cp"),
-            Column::left("runs", "all runs, s"),
-        ],
-        rows: [
-            ("cp (std::fs::copy)", bytes, cp, &cp_times),
-            (&what[..], out_bytes, conv, &convert_times),
-        ]
-        .into_iter()
-        .map(|(name, out, secs, all)| {
-            vec![
-                Cell::Text(name.to_string()),
-                Cell::Int(bytes as i64),
-                Cell::Int(out as i64),
-                Cell::Text(format!("{secs:.3}")),
-                Cell::Text(format!("{:.2}", gbps(secs))),
-                Cell::Text(format!("{:.2}", secs / cp)),
-                Cell::Text(
-                    all.iter()
-                        .map(|s| format!("{s:.3}"))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
-            ]
-        })
-        .collect(),
-    };
-    if let Some(file) = &args.json {
-        let value = json!({
-            "size": bytes,
-            "to": args.to.name(),
-            "tensors": FILE_TENSORS,
-            "threads": rayon::current_num_threads(),
-            "cp_seconds": cp_times,
-            "convert_seconds": convert_times,
-            "cp_best": cp,
-            "convert_best": conv,
-            "cp_gbps": gbps(cp),
-            "convert_gbps": gbps(conv),
-            "ratio": conv / cp,
-            "output_bytes": out_bytes,
-        });
-        output::write_atomically(file, output::json_text(&value).as_bytes())?;
-    }
-    Ok(format!(
-        "{}\nGB/s: bytes of the input file per second. vs cp: best time over cp's best time \
-         (target: at most 1.5). {} runs each, alternating; {} threads; the file was in the page \
-         cache and the outputs were written into it.\n",
-        table.to_text(),
-        args.runs,
-        rayon::current_num_threads()
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_kib_units() {
-        assert_eq!(parse_size("16K").unwrap(), 16384);
-        assert_eq!(parse_size("1m").unwrap(), 1 << 20);
-        assert_eq!(parse_size("256MiB").unwrap(), 256 << 20);
-        assert_eq!(parse_size("1G").unwrap(), 1 << 30);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        for bad in ["", "K", "0", "12", "1.5M", "16Q", "-1K", "99999999999999G"] {
-            let err = parse_size(bad).unwrap_err().to_string();
-            assert!(err.contains(&format!("'{bad}'")), "{err}");
-        }
-    }
-
-    #[test]
-    fn size_labels() {
-        assert_eq!(size_label(16 << 10), "16KiB");
-        assert_eq!(size_label(3 << 19), "1536KiB");
-        assert_eq!(size_label(256 << 20), "256MiB");
-        assert_eq!(size_label(1000), "1000B");
-    }
 
     #[test]
     fn every_format_has_a_benchmark() {
         for ops in &registry::ALL {
             format_bench(ops.name());
         }
-    }
-
-    #[test]
-    fn fill_is_deterministic_and_mostly_in_range() {
-        let mut a = vec![0f32; 10_000];
-        let mut b = vec![0f32; 10_000];
-        fill(&mut a, 448.0, true);
-        fill(&mut b, 448.0, true);
-        assert_eq!(a, b);
-        let beyond = a.iter().filter(|x| x.abs() > 448.0).count();
-        assert!(beyond < 10, "{beyond}");
-        assert!(a.iter().any(|&x| x < 0.0) && a.iter().any(|&x| x > 100.0));
-        fill(&mut b, 6.0, false);
-        assert!(b.iter().all(|&x| x >= 0.0));
     }
 }

@@ -1,0 +1,140 @@
+//! `lowp kernels`, `lowp bench sum` and `lowp bench matmul`.
+
+use serde_json::Value;
+use std::process::Command;
+
+/// Runs `lowp` with `args`; expects success and returns stdout.
+fn stdout(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_lowp"))
+        .args(args)
+        .output()
+        .expect("the lowp binary runs");
+    assert!(
+        out.status.success(),
+        "lowp {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// Runs `lowp` with `args`; expects exit code 2 and one line on stderr, which it returns.
+fn usage_error(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_lowp"))
+        .args(args)
+        .output()
+        .expect("the lowp binary runs");
+    assert_eq!(out.status.code(), Some(2), "lowp {args:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[test]
+fn kernels_matrix_lists_every_op_and_dtype() {
+    let out = stdout(&["kernels"]);
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header[0], "op");
+    assert_eq!(header.len(), 1 + 19);
+    assert_eq!(header[1..3], ["f16", "bf16"]);
+    let cast = out.lines().find(|l| l.starts_with("cast ")).unwrap();
+    assert_eq!(cast.split_whitespace().filter(|&c| c == "x").count(), 19);
+    let sin = out.lines().find(|l| l.starts_with("sin ")).unwrap();
+    let marks: Vec<&str> = sin.split_whitespace().skip(1).collect();
+    assert_eq!(marks.iter().filter(|&&c| c == "x").count(), 14, "{sin}");
+    assert_eq!(
+        marks[14..],
+        [".", ".", ".", ".", "."],
+        "no sin for integers or bool"
+    );
+    assert!(out.contains("kernels for"), "{out}");
+    let md = stdout(&["kernels", "--format", "markdown"]);
+    assert!(md.starts_with("| op "), "{md}");
+    assert!(md.lines().nth(1).unwrap().starts_with("| ---"), "{md}");
+    assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), out.lines().count() - 2);
+}
+
+#[test]
+fn kernels_json_maps_ops_to_dtype_names() {
+    let v: Value = serde_json::from_str(&stdout(&["kernels", "--format", "json"])).unwrap();
+    let obj = v.as_object().unwrap();
+    assert!(obj.len() >= 58, "{}", obj.len());
+    let matmul: Vec<&str> = obj["matmul"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert!(matmul.contains(&"bf16") && matmul.contains(&"f32") && !matmul.contains(&"i32"));
+    assert_eq!(obj["cast"].as_array().unwrap().len(), 19);
+}
+
+#[test]
+fn bench_sum_and_matmul_run_small() {
+    let dir = std::env::temp_dir().join(format!("lowp-tensor-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sum.json");
+    let out = stdout(&[
+        "bench",
+        "sum",
+        "--size",
+        "64K",
+        "--min-time",
+        "0.01",
+        "--json",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.starts_with("tensor kernels: "), "{out}");
+    assert!(out.contains("vs memcpy"), "{out}");
+    let records: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    // memcpy single and multi, then f16 and bf16 in each.
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        assert!(r["gbps"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["bytes"], 64 * 1024, "{r}");
+    }
+    assert_eq!(records[2]["name"], "sum f16 64KiB single");
+    assert_eq!(records[2]["baseline"], "memcpy 64KiB single");
+
+    let file = dir.join("mm.json");
+    let out = stdout(&[
+        "bench",
+        "matmul",
+        "--size",
+        "48",
+        "--dtypes",
+        "bf16",
+        "--min-time",
+        "0.01",
+        "--json",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.contains("GFLOP/s") && out.contains("48x48x48"), "{out}");
+    let records: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let names: Vec<&str> = records
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["matmul f32 48x48x48 multi", "matmul bf16 48x48x48 multi"]
+    );
+    assert_eq!(records[0]["ratio"], 1.0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bench_tensor_usage_errors() {
+    let err = usage_error(&["bench", "sum", "--dtypes", "i32"]);
+    assert!(
+        err.contains("'i32' is not a float dtype") && err.contains("bf16"),
+        "{err}"
+    );
+    let err = usage_error(&["bench", "sum", "--dtypes", "f7"]);
+    assert!(err.contains("'f7'"), "{err}");
+    let err = usage_error(&["bench", "matmul", "--size", "0"]);
+    assert!(err.contains("0"), "{err}");
+    let err = usage_error(&["bench", "sum", "--json", "/nonexistent/lowp/x.json"]);
+    assert!(err.contains("/nonexistent/lowp"), "{err}");
+}
