@@ -177,7 +177,7 @@ impl ScalingMeta {
     /// Records an amax for the current iteration (the largest recorded counts).
     pub fn record(&mut self, amax: f32) {
         // NaN compares false, so a NaN amax is kept and then ignored by the update, as in TE.
-        if !(amax <= self.history[0]) {
+        if amax.is_nan() || amax > self.history[0] {
             self.history[0] = amax;
         }
     }
