@@ -5,6 +5,12 @@
 //! show the same figures from one implementation.
 #![forbid(unsafe_code)]
 
+/// The README's examples, compiled and run as doc tests here, in the crate that depends on
+/// every library crate of the workspace, so each example can use any of them.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod bits;
 pub mod error;
 pub mod formats;

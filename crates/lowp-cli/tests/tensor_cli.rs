@@ -50,7 +50,10 @@ fn kernels_matrix_lists_every_op_and_dtype() {
     let md = stdout(&["kernels", "--format", "markdown"]);
     assert!(md.starts_with("| op "), "{md}");
     assert!(md.lines().nth(1).unwrap().starts_with("| ---"), "{md}");
-    assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), out.lines().count() - 2);
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with('|')).count(),
+        out.lines().count() - 2
+    );
 }
 
 #[test]

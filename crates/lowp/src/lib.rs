@@ -137,11 +137,6 @@ mod simd;
 mod traits;
 mod types;
 
-/// The README's examples, compiled and run as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
-
 /// The traits that make the crate's methods available: `use lowp::prelude::*;`.
 pub mod prelude {
     pub use crate::LowpFloat;
