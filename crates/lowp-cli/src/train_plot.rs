@@ -108,7 +108,8 @@ pub fn loss_curves(runs: &[RunResult], config: &TrainConfig) -> Result<Vec<u8>, 
                 .map(|e| (e.epoch as f64, e.train_loss));
             let label = format!("{} ({:.2}%)", r.precision, 100.0 * r.test_accuracy);
             chart
-                .draw_series(LineSeries::new(points, colour.stroke_width(2)))
+                // Points marked too, so a one-epoch run still shows.
+                .draw_series(LineSeries::new(points, colour.stroke_width(2)).point_size(3))
                 .map_err(failed)?
                 .label(label)
                 .legend(move |(x, y)| {
