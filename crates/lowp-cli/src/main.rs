@@ -5,6 +5,8 @@
 //! * `lowp convert IN OUT --to TYPE` stores a checkpoint in another float type and reports
 //!   what that cost, per tensor;
 //! * `lowp kernels` prints the tensor layer's kernel registry as an op x dtype matrix;
+//! * `lowp train` trains a small network on handwritten digits in f32, f16 (with and without
+//!   loss scaling), bf16 or FP8, and `lowp train --compare` compares them;
 //! * `lowp bench convert` measures bulk conversion throughput beside memcpy and `half`,
 //!   `lowp bench convert-file` a whole-file conversion beside `cp`, and `lowp bench sum` and
 //!   `lowp bench matmul` the tensor layer;
@@ -20,6 +22,8 @@ mod analysis;
 mod bench;
 mod convert;
 mod kernels;
+mod train;
+mod train_plot;
 
 // The reports live in the library half of this package (`src/lib.rs`), which the Python module
 // shares; bringing them in at the root keeps `crate::output` and the like working here.
@@ -100,6 +104,15 @@ enum Command {
     /// Run every analysis and write one Markdown page with the tables and pictures: which
     /// format should I use, and what does it cost me?
     Report(ReportArgs),
+    /// Train a small perceptron on scikit-learn's handwritten digits in mixed precision.
+    ///
+    /// f16 and bf16 run the linear layers in the low-precision type with f32 master weights;
+    /// f16 adds dynamic loss scaling (f16-noscale does not); fp8 runs the matrix products on
+    /// E4M3 activations and weights and E5M2 gradients with delayed scaling. The loss is
+    /// multiplied by 2^-20 (the learning rate divided by it), standing for a model with tiny
+    /// gradients, so f16 without loss scaling loses its updates to underflow. Prints a line per
+    /// epoch; --compare runs every precision and prints one table and a PNG of the losses.
+    Train(train::TrainArgs),
 }
 
 /// Arguments of `lowp error-table`.
@@ -326,6 +339,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
         Command::Report(args) => {
             analysis::report::run(&args.out, &analysis::formats_or_all(&args.formats))
         }
+        Command::Train(args) => train::run(&args),
     }
 }
 

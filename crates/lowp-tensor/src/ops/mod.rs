@@ -4,6 +4,7 @@
 //! derives the kernel key from its inputs and runs the registered kernel. The modules below
 //! hold the kernels, written once generic over the element type, and register them.
 
+pub mod backward;
 pub mod binary;
 pub(crate) mod cast;
 pub mod gemm;
@@ -32,6 +33,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     matmul::register(r);
     nn::register(r);
     loss_scale::register(r);
+    backward::register(r);
 }
 
 /// An error unless every operand has the first one's dtype.
