@@ -1,52 +1,20 @@
 //! The PNG of `lowp train --compare`: training loss per epoch of every precision, on a
 //! logarithmic axis (f16-noscale stays near ln 10 while the others fall by three orders).
 //!
-//! plotters draws with DejaVu Sans embedded in the binary (`assets/`), so the picture renders
-//! on machines with no font installed; the pixels are encoded as PNG in memory, and the
-//! caller writes them to a temporary name renamed into place.
+//! Drawn like `lowp plot`'s pictures (`analysis::plot`: embedded font, PNG in memory); the
+//! caller writes the bytes to a temporary name renamed into place.
 
+use crate::analysis::plot::{FAMILY, PALETTE, picture, s};
 use crate::error::CliError;
 use lowp_amp::{Precision, RunResult, TrainConfig};
 use plotters::prelude::*;
-use plotters::style::FontStyle;
-
-/// DejaVu Sans (Debian's fonts-dejavu-core; licence in `assets/DejaVuSans-LICENSE`).
-static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-
-/// The font family the picture names.
-const FAMILY: &str = "sans-serif";
 
 /// The picture's size in pixels.
 const SIZE: (u32, u32) = (1000, 600);
 
-/// One colour per precision (Tableau 10), in [`lowp_amp::Precision::ALL`]'s order.
-const PALETTE: [RGBColor; 5] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-];
-
-/// Registers the embedded font once.
-fn register_font() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // The bytes are a valid TrueType font (a test draws with it); a failure would only
-        // leave text out of the picture.
-        let _ = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT);
-    });
-}
-
-/// Any drawing error as the message of a failure.
-fn failed(e: impl std::fmt::Display) -> CliError {
-    CliError::failure(format!("cannot draw the loss curves: {e}"))
-}
-
 /// The loss curves of `runs` as PNG bytes. Losses that are not positive and finite are left
 /// out of the (logarithmic) plot.
 pub fn loss_curves(runs: &[RunResult], config: &TrainConfig) -> Result<Vec<u8>, CliError> {
-    register_font();
     // At least two epochs wide, so a one-epoch run still has an x range.
     let epochs = runs
         .iter()
@@ -66,22 +34,18 @@ pub fn loss_curves(runs: &[RunResult], config: &TrainConfig) -> Result<Vec<u8>, 
     } else {
         (1e-3, 10.0)
     };
-    let (width, height) = SIZE;
-    let mut pixels = vec![255u8; width as usize * height as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut pixels, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(failed)?;
-        let title = format!(
-            "Training loss on digits, MLP {:?}, batch {}, seed {}",
-            config.hidden, config.batch_size, config.seed
-        );
-        let mut chart = ChartBuilder::on(&root)
+    let title = format!(
+        "Training loss on digits, MLP {:?}, batch {}, seed {}",
+        config.hidden, config.batch_size, config.seed
+    );
+    let drawn = picture("the loss curves", SIZE, |root| {
+        let mut chart = ChartBuilder::on(root)
             .caption(title, (FAMILY, 22))
             .margin(14)
             .x_label_area_size(44)
             .y_label_area_size(70)
             .build_cartesian_2d(1f64..epochs as f64, (lo..hi).log_scale())
-            .map_err(failed)?;
+            .map_err(s)?;
         chart
             .configure_mesh()
             .x_desc("epoch")
@@ -97,10 +61,9 @@ pub fn loss_curves(runs: &[RunResult], config: &TrainConfig) -> Result<Vec<u8>, 
             .label_style((FAMILY, 15))
             .axis_desc_style((FAMILY, 17))
             .draw()
-            .map_err(failed)?;
+            .map_err(s)?;
         for (k, r) in runs.iter().enumerate() {
-            let slot = Precision::ALL.iter().position(|&p| p == r.precision);
-            let colour = PALETTE[slot.unwrap_or(k) % PALETTE.len()];
+            let colour = colour_of(r.precision, k);
             let points = r
                 .epochs
                 .iter()
@@ -110,7 +73,7 @@ pub fn loss_curves(runs: &[RunResult], config: &TrainConfig) -> Result<Vec<u8>, 
             chart
                 // Points marked too, so a one-epoch run still shows.
                 .draw_series(LineSeries::new(points, colour.stroke_width(2)).point_size(3))
-                .map_err(failed)?
+                .map_err(s)?
                 .label(label)
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
@@ -123,18 +86,17 @@ pub fn loss_curves(runs: &[RunResult], config: &TrainConfig) -> Result<Vec<u8>, 
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()
-            .map_err(failed)?;
-        root.present().map_err(failed)?;
-    }
-    let mut png = Vec::new();
-    {
-        let mut encoder = png::Encoder::new(&mut png, width, height);
-        encoder.set_color(png::ColorType::Rgb);
-        encoder.set_depth(png::BitDepth::Eight);
-        let mut writer = encoder.write_header().map_err(failed)?;
-        writer.write_image_data(&pixels).map_err(failed)?;
-    }
-    Ok(png)
+            .map_err(s)?;
+        Ok(())
+    })?;
+    Ok(drawn.png)
+}
+
+/// The colour of a precision's curve: its place in [`Precision::ALL`], so each precision keeps
+/// its colour whichever runs are drawn (the run's index for one not in the list).
+fn colour_of(precision: Precision, index: usize) -> RGBColor {
+    let slot = Precision::ALL.iter().position(|&p| p == precision);
+    PALETTE[slot.unwrap_or(index) % PALETTE.len()]
 }
 
 #[cfg(test)]
@@ -173,7 +135,10 @@ mod tests {
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size()];
         reader.next_frame(&mut buf).unwrap();
-        for c in [PALETTE[0], PALETTE[2]] {
+        for c in [
+            colour_of(Precision::F32, 0),
+            colour_of(Precision::F16NoScale, 1),
+        ] {
             let found = buf.chunks(3).any(|p| p == [c.0, c.1, c.2]);
             assert!(found, "colour {c:?} missing");
         }

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 
 /// The font family the pictures name.
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
 /// Registers the embedded font once.
 fn register_font() {
@@ -40,7 +40,7 @@ fn register_font() {
 }
 
 /// A categorical palette (Tableau 10), distinct in colour and in lightness.
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -76,7 +76,7 @@ fn draw_error(name: &str, e: impl std::fmt::Display) -> CliError {
 }
 
 /// Draws a `width` x `height` picture with `draw` and encodes it.
-fn picture(
+pub(crate) fn picture(
     name: &str,
     (width, height): (u32, u32),
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>) -> Result<(), String>,
@@ -106,7 +106,7 @@ fn picture(
 }
 
 /// Turns any displayable error into the drawing closures' error.
-fn s<E: std::fmt::Display>(e: E) -> String {
+pub(crate) fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
