@@ -24,6 +24,7 @@ const OTHER_OPS: &[&str] = &[
     "isinf",
     "check_finite_and_unscale",
     "update_loss_scaling",
+    "relu_backward",
 ];
 
 #[test]
