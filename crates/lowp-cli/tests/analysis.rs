@@ -1,40 +1,13 @@
 //! `lowp error-table`, `conversion-error`, `accumulate`, `plot` and `report` on small inputs,
 //! checked against figures computed here independently (with the `half` crate, or by hand).
 
+mod common;
+
+use common::{json, stdout, usage_error};
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-
-/// Runs `lowp` with `args`; expects success and returns stdout.
-fn stdout(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_lowp"))
-        .args(args)
-        .output()
-        .expect("the lowp binary runs");
-    assert!(
-        out.status.success(),
-        "lowp {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
-
-/// Runs `lowp` with `args` and parses its JSON output.
-fn json(args: &[&str]) -> Value {
-    serde_json::from_str(&stdout(args)).expect("JSON output")
-}
-
-/// Runs `lowp` with `args`; expects exit code 2 and one line on stderr, which it returns.
-fn usage_error(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_lowp"))
-        .args(args)
-        .output()
-        .expect("the lowp binary runs");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "lowp {args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    err
-}
 
 /// A fresh, empty directory under the target directory for one test's output.
 fn scratch(name: &str) -> std::path::PathBuf {

@@ -1,36 +1,11 @@
 //! Runs the built `lowp` binary and checks what it prints and how it exits.
 
+mod common;
+
+use common::{json, lowp, stdout, usage_error};
+
 use serde_json::Value;
 use std::process::{Command, Output};
-
-/// Runs `lowp` with `args`.
-fn lowp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lowp"))
-        .args(args)
-        .output()
-        .expect("the lowp binary runs")
-}
-
-/// Runs `lowp`, expects success and returns stdout.
-fn stdout(args: &[&str]) -> String {
-    let out = lowp(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "lowp {args:?} failed: {err}");
-    assert!(err.is_empty(), "lowp {args:?} wrote to stderr: {err}");
-    String::from_utf8(out.stdout).expect("stdout is UTF-8")
-}
-
-/// Runs `lowp`, expects exit code 2 and one line on stderr, and returns that line.
-fn usage_error(args: &[&str]) -> String {
-    let out = lowp(args);
-    assert_eq!(out.status.code(), Some(2), "lowp {args:?} should exit 2");
-    assert!(out.stdout.is_empty(), "lowp {args:?} wrote to stdout");
-    let err = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    assert_eq!(err.lines().count(), 1, "lowp {args:?}: not one line: {err}");
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
 
 /// The line of a text table that starts with `name` and a space.
 fn row<'a>(table: &'a str, name: &str) -> &'a str {
@@ -43,11 +18,6 @@ fn row<'a>(table: &'a str, name: &str) -> &'a str {
 /// The words of a row.
 fn cells(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
-}
-
-/// Parses JSON output.
-fn json(args: &[&str]) -> Value {
-    serde_json::from_str(&stdout(args)).expect("valid JSON")
 }
 
 const ALL_FORMATS: [&str; 12] = [

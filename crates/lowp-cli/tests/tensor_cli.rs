@@ -1,33 +1,10 @@
 //! `lowp kernels`, `lowp bench sum` and `lowp bench matmul`.
 
+mod common;
+
+use common::{stdout, usage_error};
+
 use serde_json::Value;
-use std::process::Command;
-
-/// Runs `lowp` with `args`; expects success and returns stdout.
-fn stdout(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_lowp"))
-        .args(args)
-        .output()
-        .expect("the lowp binary runs");
-    assert!(
-        out.status.success(),
-        "lowp {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
-
-/// Runs `lowp` with `args`; expects exit code 2 and one line on stderr, which it returns.
-fn usage_error(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_lowp"))
-        .args(args)
-        .output()
-        .expect("the lowp binary runs");
-    assert_eq!(out.status.code(), Some(2), "lowp {args:?}");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    err
-}
 
 #[test]
 fn kernels_matrix_lists_every_op_and_dtype() {

@@ -1,15 +1,11 @@
 //! `lowp train` end to end: the per-epoch lines, the comparison table, the JSON records and
 //! the PNG, and the usage errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn lowp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lowp"))
-        .args(args)
-        .output()
-        .expect("lowp runs")
-}
+use common::lowp;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lowp-train-{name}-{}", std::process::id()));
