@@ -306,20 +306,28 @@ impl_real!(
     narrow_f64
 );
 
+/// The part of [`Element`] every dtype spells the same way: its `DType` and its `Storage`
+/// variant.
+macro_rules! storage_access {
+    ($variant:ident, $t:ty) => {
+        const DTYPE: DType = DType::$variant;
+        fn slice(storage: &Storage) -> Option<&[$t]> {
+            match storage {
+                Storage::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        fn into_storage(data: Vec<$t>) -> Storage {
+            Storage::$variant(data)
+        }
+    };
+}
+
 /// Implements [`Element`] for an integer type.
 macro_rules! impl_int_element {
     ($variant:ident, $t:ty) => {
         impl Element for $t {
-            const DTYPE: DType = DType::$variant;
-            fn slice(storage: &Storage) -> Option<&[$t]> {
-                match storage {
-                    Storage::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn into_storage(data: Vec<$t>) -> Storage {
-                Storage::$variant(data)
-            }
+            storage_access!($variant, $t);
             #[inline]
             fn to_f64(self) -> f64 {
                 self as f64
@@ -358,16 +366,7 @@ impl_int_element!(I64, i64);
 impl_int_element!(U8, u8);
 
 impl Element for bool {
-    const DTYPE: DType = DType::Bool;
-    fn slice(storage: &Storage) -> Option<&[bool]> {
-        match storage {
-            Storage::Bool(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn into_storage(data: Vec<bool>) -> Storage {
-        Storage::Bool(data)
-    }
+    storage_access!(Bool, bool);
     fn to_f64(self) -> f64 {
         self as u8 as f64
     }
@@ -392,16 +391,7 @@ impl Element for bool {
 macro_rules! impl_machine_float {
     ($variant:ident, $t:ident, $compute:ty) => {
         impl Element for $t {
-            const DTYPE: DType = DType::$variant;
-            fn slice(storage: &Storage) -> Option<&[$t]> {
-                match storage {
-                    Storage::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn into_storage(data: Vec<$t>) -> Storage {
-                Storage::$variant(data)
-            }
+            storage_access!($variant, $t);
             #[inline]
             fn to_f64(self) -> f64 {
                 self as f64
@@ -510,16 +500,7 @@ macro_rules! impl_lowp_element {
     };
     ($variant:ident, $t:ident, $compute:ty) => {
         impl Element for lowp::$t {
-            const DTYPE: DType = DType::$variant;
-            fn slice(storage: &Storage) -> Option<&[lowp::$t]> {
-                match storage {
-                    Storage::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn into_storage(data: Vec<lowp::$t>) -> Storage {
-                Storage::$variant(data)
-            }
+            storage_access!($variant, lowp::$t);
             #[inline]
             fn to_f64(self) -> f64 {
                 LowpFloat::to_f64(self)
