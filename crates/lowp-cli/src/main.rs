@@ -21,6 +21,7 @@
 mod analysis;
 mod bench;
 mod convert;
+mod interrupt;
 mod kernels;
 mod train;
 mod train_plot;

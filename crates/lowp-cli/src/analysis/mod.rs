@@ -17,8 +17,8 @@ pub mod error_table;
 pub mod plot;
 pub mod report;
 
-use crate::convert::files;
 use crate::error::CliError;
+use crate::interrupt as files;
 use crate::registry::{self, FormatOps};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lowp::LowpFloat;

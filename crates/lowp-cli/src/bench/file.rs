@@ -1,11 +1,12 @@
 //! `lowp bench convert-file`: `lowp convert` of a generated f32 safetensors file, beside cp.
 
 use super::{fill, parse_size};
-use crate::convert::kernel::FloatType;
-use crate::convert::{self as file_convert, files};
+use crate::convert::{self as file_convert, cli_error};
 use crate::error::CliError;
+use crate::interrupt as files;
 use crate::output::{self, Cell, Column, Table};
 use clap::Args;
+use lowp_io::FloatType;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -17,7 +18,7 @@ pub struct ConvertFileArgs {
     size: u64,
 
     /// The type to convert to.
-    #[arg(long, value_name = "TYPE", value_parser = FloatType::parse, default_value = "bf16")]
+    #[arg(long, value_name = "TYPE", value_parser = file_convert::parse_type, default_value = "bf16")]
     to: FloatType,
 
     /// How many times to run each of cp and the conversion (the best time counts).
@@ -63,7 +64,7 @@ fn write_f32_file(path: &std::path::Path, size: u64) -> Result<u64, CliError> {
             )
         })
         .collect();
-    let (header, _) = file_convert::safetensors::layout(None, entries)?;
+    let (header, _) = lowp_io::safetensors::layout(None, entries).map_err(cli_error)?;
     let fail =
         |e: std::io::Error| CliError::failure(format!("cannot write {}: {e}", path.display()));
     let file = std::fs::File::create(path).map_err(fail)?;
@@ -106,7 +107,7 @@ pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
         eprint!("writing {} ...", input.display());
     }
     let bytes = write_f32_file(&input, args.size)?;
-    let opts = file_convert::Options {
+    let opts = lowp_io::Options {
         input: input.clone(),
         output: Some(converted.clone()),
         to: args.to,
@@ -114,7 +115,6 @@ pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
         keep_f32: Vec::new(),
         saturate: false,
         per_tensor_scale: false,
-        progress: false,
     };
     let (mut cp_times, mut convert_times) = (Vec::new(), Vec::new());
     let mut out_bytes = 0;
@@ -129,7 +129,7 @@ pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
         let _ = std::fs::remove_file(&copied);
         files::check_interrupted()?;
         let start = Instant::now();
-        let report = file_convert::convert(&opts)?;
+        let report = file_convert::convert(&opts, false)?;
         convert_times.push(start.elapsed().as_secs_f64());
         out_bytes = report.file_bytes_out;
         let _ = std::fs::remove_file(&converted);

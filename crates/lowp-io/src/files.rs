@@ -1,18 +1,16 @@
-//! The file handling of `lowp convert`: positioned reads and writes, the temporary output that
-//! is renamed into place only when complete, Ctrl-C, and the progress bar.
+//! The file handling of a conversion: positioned reads and writes, the temporary output that
+//! is renamed into place only when complete, and same-file protection.
 //!
 //! Input is read with positioned reads (`pread`) into buffers of a megabyte or so, not
 //! memory-mapped: memory stays at a few such buffers per thread whatever the size of a tensor,
 //! no `unsafe` is needed, and a file truncated by someone else during the run gives a read
 //! error instead of the `SIGBUS` a mapping would raise.
 
-use crate::error::{self, CliError};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::error::Error;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A byte buffer aligned for every element type (8 bytes), reused from block to block.
 #[derive(Default)]
@@ -82,18 +80,18 @@ pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<()> {
 
 /// The error of a failed read of `path`; an early end means the file is shorter than its
 /// header says, or changed during the run.
-pub fn read_error(path: &Path, e: &io::Error) -> CliError {
+pub fn read_error(path: &Path, e: &io::Error) -> Error {
     let why = if e.kind() == io::ErrorKind::UnexpectedEof {
         "the file ended early (truncated, or changed while being read)".to_string()
     } else {
         e.to_string()
     };
-    CliError::failure(format!("cannot read {}: {why}", path.display()))
+    Error::file(format!("cannot read {}: {why}", path.display()))
 }
 
 /// The error of a failed write of the output for `path`.
-pub fn write_error(path: &Path, e: &io::Error) -> CliError {
-    CliError::failure(format!("cannot write {}: {e}", path.display()))
+pub fn write_error(path: &Path, e: &io::Error) -> Error {
+    Error::file(format!("cannot write {}: {e}", path.display()))
 }
 
 /// The output being written: a new file beside OUT (`.OUT.lowp-PID-N.tmp`), renamed to OUT
@@ -112,11 +110,11 @@ pub struct TempOutput {
 
 impl TempOutput {
     /// Creates the temporary file for `target` in its folder.
-    pub fn create(target: &Path) -> Result<TempOutput, CliError> {
+    pub fn create(target: &Path) -> Result<TempOutput, Error> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let name = target
             .file_name()
-            .ok_or_else(|| CliError::usage(format!("OUT {} names no file", target.display())))?;
+            .ok_or_else(|| Error::invalid(format!("OUT {} names no file", target.display())))?;
         let mut tmp_name = std::ffi::OsString::from(".");
         tmp_name.push(name);
         tmp_name.push(format!(
@@ -131,7 +129,7 @@ impl TempOutput {
             .create_new(true)
             .open(&path)
             .map_err(|e| {
-                CliError::failure(format!(
+                Error::file(format!(
                     "cannot create a temporary file beside {}: {e}",
                     target.display()
                 ))
@@ -150,15 +148,15 @@ impl TempOutput {
     }
 
     /// The error of a failed write to the output.
-    pub fn error(&self, e: &io::Error) -> CliError {
+    pub fn error(&self, e: &io::Error) -> Error {
         write_error(&self.target, e)
     }
 
     /// Renames the complete file to its target, replacing any file there. As `cp`, it leaves
     /// flushing to disk to the operating system.
-    pub fn commit(mut self) -> Result<(), CliError> {
+    pub fn commit(mut self) -> Result<(), Error> {
         std::fs::rename(&self.path, &self.target).map_err(|e| {
-            CliError::failure(format!(
+            Error::file(format!(
                 "cannot rename {} to {}: {e}",
                 self.path.display(),
                 self.target.display()
@@ -180,16 +178,16 @@ impl Drop for TempOutput {
 
 /// Refuses an OUT that is IN: the same canonical path, or (where OUT exists) the same file
 /// under another name (a hard link).
-pub fn check_distinct(input: &Path, output: &Path) -> Result<(), CliError> {
+pub fn check_distinct(input: &Path, output: &Path) -> Result<(), Error> {
     let same = || {
-        CliError::usage(format!(
+        Error::invalid(format!(
             "IN and OUT are the same file ({}); give another OUT",
             input.display()
         ))
     };
     let canonical_in = input
         .canonicalize()
-        .map_err(|e| CliError::failure(format!("cannot open {}: {e}", input.display())))?;
+        .map_err(|e| Error::file(format!("cannot open {}: {e}", input.display())))?;
     let canonical_out = match output.canonicalize() {
         Ok(p) => p,
         Err(_) => {
@@ -198,7 +196,7 @@ pub fn check_distinct(input: &Path, output: &Path) -> Result<(), CliError> {
                 _ => Path::new("."),
             };
             let dir = parent.canonicalize().map_err(|e| {
-                CliError::usage(format!(
+                Error::invalid(format!(
                     "cannot write {}: no folder {} ({e})",
                     output.display(),
                     parent.display()
@@ -207,7 +205,7 @@ pub fn check_distinct(input: &Path, output: &Path) -> Result<(), CliError> {
             match output.file_name() {
                 Some(name) => dir.join(name),
                 None => {
-                    return Err(CliError::usage(format!(
+                    return Err(Error::invalid(format!(
                         "OUT {} names no file",
                         output.display()
                     )));
@@ -229,70 +227,6 @@ pub fn check_distinct(input: &Path, output: &Path) -> Result<(), CliError> {
         }
     }
     Ok(())
-}
-
-/// Set by Ctrl-C or SIGTERM; the conversion checks it between blocks.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Makes Ctrl-C and SIGTERM stop the conversion at the next block (so the temporary file is
-/// removed); a second Ctrl-C exits at once.
-pub fn watch_interrupts() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Without a handler (an unusual platform) Ctrl-C just kills the process, which
-        // still never leaves a half-written OUT: only the temporary file.
-        let _ = ctrlc::set_handler(|| {
-            if INTERRUPTED.swap(true, Ordering::SeqCst) {
-                std::process::exit(error::INTERRUPTED);
-            }
-        });
-    });
-}
-
-/// An error when the run was interrupted.
-pub fn check_interrupted() -> Result<(), CliError> {
-    if INTERRUPTED.load(Ordering::Relaxed) {
-        Err(CliError {
-            message: "interrupted; nothing was written".to_string(),
-            code: error::INTERRUPTED,
-        })
-    } else {
-        Ok(())
-    }
-}
-
-/// A progress bar by bytes on stderr, drawn only when asked to (stderr is a terminal).
-pub struct Progress(ProgressBar);
-
-impl Progress {
-    /// A bar for `total` bytes, or a hidden one.
-    pub fn new(total: u64, shown: bool) -> Progress {
-        if !shown {
-            return Progress(ProgressBar::hidden());
-        }
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {msg}",
-        ) {
-            bar.set_style(style);
-        }
-        Progress(bar)
-    }
-
-    /// Adds `bytes` done.
-    pub fn add(&self, bytes: u64) {
-        self.0.inc(bytes);
-    }
-
-    /// Shows which tensor is being converted.
-    pub fn tensor(&self, name: &str) {
-        self.0.set_message(name.to_string());
-    }
-
-    /// Removes the bar.
-    pub fn finish(&self) {
-        self.0.finish_and_clear();
-    }
 }
 
 #[cfg(test)]
@@ -327,8 +261,15 @@ mod tests {
         read_at(&File::open(&target).unwrap(), &mut buf, 1).unwrap();
         assert_eq!(&buf, b"bc");
         let err = read_at(&File::open(&target).unwrap(), &mut buf, 2).unwrap_err();
-        assert!(read_error(&target, &err).message.contains("ended early"));
-        assert_eq!(check_distinct(&target, &target).unwrap_err().code, 2);
+        assert!(
+            read_error(&target, &err)
+                .to_string()
+                .contains("ended early")
+        );
+        assert!(matches!(
+            check_distinct(&target, &target).unwrap_err(),
+            Error::Invalid(_)
+        ));
         check_distinct(&target, &dir.join("other.bin")).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -1,127 +1,61 @@
-//! `lowp convert`: a checkpoint (safetensors, `.npy`, `.npz`) stored in another float type,
-//! with a per-tensor report of what that cost.
+//! A checkpoint (safetensors, `.npy`, `.npz`) stored in another float type, with a
+//! per-tensor report of what that cost.
 //!
-//! The command decides per tensor what to do ([`Options::plan`]), writes the output header,
-//! then moves each tensor's data through the conversion ([`pipeline`]) into a temporary file
-//! beside OUT that is renamed to OUT only when everything succeeded ([`files::TempOutput`]).
-//! IN is only ever opened for reading.
+//! [`convert`] decides per tensor what to do ([`Options::plan`]), writes the output header,
+//! then moves each tensor's data through the conversion ([`crate::pipeline`]) into a temporary
+//! file beside the output that is renamed into place only when everything succeeded
+//! ([`TempOutput`]). The input is only ever opened for reading.
 
-pub mod files;
-pub mod kernel;
-mod numpy;
-pub mod pipeline;
-pub mod report;
-pub mod safetensors;
-
-use crate::error::CliError;
-use crate::output;
-use clap::{Args, ValueEnum};
-use files::{Progress, TempOutput};
-use kernel::{FloatType, Rounding};
+use crate::error::Error;
+use crate::files::{self, TempOutput};
+use crate::kernel::{self, FloatType, Rounding};
+use crate::pipeline::{self, Action, Files, Segment};
+use crate::progress::{Control, NoProgress, Progress};
+use crate::report::Report;
+use crate::{numpy, safetensors};
 use lowp::fit::FitStats;
-use pipeline::{Action, Files, Segment};
-use report::Report;
-use serde_json::{Value, json};
 use std::fs::File;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
 
-/// Arguments of `lowp convert`.
-#[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
-pub struct ConvertArgs {
-    /// The checkpoint to read: a .safetensors, .npy or .npz file (recognised by its contents).
-    #[arg(value_name = "IN")]
-    input: PathBuf,
-
-    /// The file to write, of the same kind as IN (not with --dry-run). Written to a temporary
-    /// file beside it and renamed when complete; an existing OUT is replaced.
-    #[arg(value_name = "OUT")]
-    output: Option<PathBuf>,
-
-    /// The float type to store: f32, f64, f16, bf16, f8e4m3fn or f8e5m2 (also bfloat16,
-    /// float8_e4m3fn, F8_E4M3, ...). NumPy files take f16, f32 and f64 only.
-    #[arg(long, value_name = "TYPE", value_parser = FloatType::parse)]
-    to: FloatType,
-
-    /// Convert only the tensors whose names match PATTERN (`*` any characters, `?` one);
-    /// comma separated or repeated. The others are copied unchanged.
-    #[arg(long, value_name = "PATTERN", value_delimiter = ',')]
-    only: Vec<String>,
-
-    /// Store the tensors whose names match PATTERN as f32 instead of --to (norms, biases);
-    /// comma separated or repeated.
-    #[arg(long, value_name = "PATTERN", value_delimiter = ',')]
-    keep_f32: Vec<String>,
-
-    /// Saturate values beyond the target's range to ±MAX instead of ±inf or NaN.
-    #[arg(long)]
-    saturate: bool,
-
-    /// How FP8 tensors are scaled: `none`, or `per-tensor`: each tensor multiplied by the
-    /// largest power of two that keeps its largest magnitude within the format, and the
-    /// inverse stored as an F32 scalar tensor NAME.scale (value = NAME * NAME.scale).
-    #[arg(long, value_name = "MODE", value_enum, default_value_t = ScaleMode::None)]
-    fp8_scale: ScaleMode,
-
-    /// Print the report without writing anything: will the checkpoint survive this type?
-    #[arg(long)]
-    dry_run: bool,
-
-    /// Also write the report to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    report: Option<PathBuf>,
-}
-
-/// The end of `lowp convert --help`: the verdicts and where scales go.
-const AFTER_HELP: &str = "\
-Verdicts (per tensor):
-  fail   values became inf or NaN: a finite value overflowed (without --saturate), or a
-         non-NaN value was stored as NaN
-  warn   values saturated (--saturate); or more than 0.1% of the elements flushed to zero;
-         or more than 1% became subnormal; or the mean relative error exceeds the target's
-         unit roundoff (2^-(mantissa bits + 1)): much of the tensor lies outside its range
-  ok     only rounding within the range
-  exact  every finite value stored exactly
-  kept   not converted: not a float, not matched by --only, or already the target type
-
-Tensors that are not floating point pass through untouched, as do names, shapes and the
-safetensors __metadata__. Output tensors are ordered as the safetensors crate writes them
-(widest type first, then by name).
-
-With --fp8-scale per-tensor, a tensor W stored in FP8 was multiplied by a power of two s before
-rounding, and W.scale (F32, shape []) holds 1/s: the values are restored as W * W.scale.
-Exit codes: 0 done, 1 unreadable, malformed or unwritable file, 2 usage, 130 interrupted.";
-
-/// The `--fp8-scale` modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ScaleMode {
-    /// Values are rounded as they are.
-    None,
-    /// One power-of-two scale per tensor, stored as `NAME.scale`.
-    PerTensor,
-}
-
-/// What to convert, and how.
+/// What to convert, and how. The field comments name the `lowp convert` flag that sets each.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The input file.
+    /// The input file (`IN`): a safetensors, `.npy` or `.npz` file, recognised by its
+    /// contents.
     pub input: PathBuf,
-    /// The output file (none in a dry run).
+    /// The output file (`OUT`), of the same kind as the input; `None` for a dry run, which
+    /// measures every tensor and writes nothing.
     pub output: Option<PathBuf>,
-    /// The target type.
+    /// The target type (`--to`).
     pub to: FloatType,
-    /// `--only` patterns (empty: every tensor).
+    /// Glob patterns of the tensors to convert (`--only`; empty: every tensor). `*` matches
+    /// any run of characters, `?` one character.
     pub only: Vec<String>,
-    /// `--keep-f32` patterns.
+    /// Glob patterns of the tensors to store as f32 instead (`--keep-f32`).
     pub keep_f32: Vec<String>,
-    /// `--saturate`.
+    /// Saturate values beyond the target's range to ±MAX instead of ±inf or NaN
+    /// (`--saturate`).
     pub saturate: bool,
-    /// `--fp8-scale per-tensor`.
+    /// Scale each FP8 tensor by the power of two that fits its largest magnitude, storing the
+    /// inverse as the F32 scalar `NAME.scale` (`--fp8-scale per-tensor`).
     pub per_tensor_scale: bool,
-    /// Whether to draw a progress bar on stderr.
-    pub progress: bool,
+}
+
+impl Options {
+    /// Options that convert every float tensor of `input` to `to` and write `output` (`None`:
+    /// a dry run), without saturation or scaling.
+    pub fn new(input: impl Into<PathBuf>, output: Option<PathBuf>, to: FloatType) -> Options {
+        Options {
+            input: input.into(),
+            output,
+            to,
+            only: Vec::new(),
+            keep_f32: Vec::new(),
+            saturate: false,
+            per_tensor_scale: false,
+        }
+    }
 }
 
 /// What happens to one tensor.
@@ -202,14 +136,14 @@ pub fn glob(pattern: &str, name: &str) -> bool {
 /// Runs one tensor whose data is `base` (input and output offsets, bytes; its action is
 /// ignored): copies it when the plan keeps it, converts it otherwise (after a first pass for
 /// its scale when scaled). Gives the statistics and the scale, when converted.
-pub fn run_tensor(
+pub(crate) fn run_tensor(
     opts: &Options,
     files: &Files<'_>,
     base: Segment,
     plan: &Plan,
     swap: bool,
     elements: u64,
-) -> Result<(Option<FitStats>, Option<f64>), CliError> {
+) -> Result<(Option<FitStats>, Option<f64>), Error> {
     let (Some(to), Some(from)) = (plan.target, plan.source) else {
         if files.output.is_some() {
             pipeline::run(&base, files)?;
@@ -302,11 +236,44 @@ impl Kind {
 }
 
 /// Converts as `opts` says and gives the report; nothing is written in a dry run (no
-/// output).
-pub fn convert(opts: &Options) -> Result<Report, CliError> {
-    files::watch_interrupts();
+/// output). The same as [`convert_with`] without progress reports or a way to cancel.
+///
+/// ```
+/// # fn main() -> Result<(), lowp_io::Error> {
+/// # let dir = std::env::temp_dir().join(format!("lowp-io-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let model = dir.join("model.safetensors");
+/// # let header = br#"{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#;
+/// # let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+/// # bytes.extend(header);
+/// # bytes.extend([0.1f32, 3.0].iter().flat_map(|x| x.to_le_bytes()));
+/// # std::fs::write(&model, bytes).unwrap();
+/// use lowp_io::{FloatType, Options, Verdict};
+///
+/// let out = dir.join("model_bf16.safetensors");
+/// let report = lowp_io::convert(&Options::new(&model, Some(out.clone()), FloatType::BF16))?;
+/// let w = &report.tensors[0];
+/// assert_eq!((w.name.as_str(), w.to.as_str()), ("w", "BF16"));
+/// assert_eq!(w.verdict(report.saturate).0, Verdict::Ok); // 0.1 rounded, 3.0 exact
+/// assert_eq!(std::fs::metadata(&out).unwrap().len(), report.file_bytes_out);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok(())
+/// # }
+/// ```
+pub fn convert(opts: &Options) -> Result<Report, Error> {
+    convert_with(opts, &NoProgress, &AtomicBool::new(false))
+}
+
+/// [`convert`], reporting progress to `progress` (from several threads) and stopping with
+/// [`Error::Cancelled`] at the next block once `cancel` is set. Whatever the error, nothing is
+/// left behind: the temporary output is removed and the output path is untouched.
+pub fn convert_with(
+    opts: &Options,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Report, Error> {
     let input = File::open(&opts.input)
-        .map_err(|e| CliError::failure(format!("cannot open {}: {e}", opts.input.display())))?;
+        .map_err(|e| Error::file(format!("cannot open {}: {e}", opts.input.display())))?;
     let len = input
         .metadata()
         .map_err(|e| files::read_error(&opts.input, &e))?
@@ -317,7 +284,7 @@ pub fn convert(opts: &Options) -> Result<Report, CliError> {
         if let Some(named) = Kind::of_name(out)
             && named != kind
         {
-            return Err(CliError::usage(format!(
+            return Err(Error::invalid(format!(
                 "IN is a {} file but OUT {} names a {} file; lowp convert keeps the kind of file",
                 kind.name(),
                 out.display(),
@@ -325,7 +292,7 @@ pub fn convert(opts: &Options) -> Result<Report, CliError> {
             )));
         }
         if kind != Kind::Safetensors && !opts.to.in_numpy() {
-            return Err(CliError::usage(format!(
+            return Err(Error::invalid(format!(
                 "NumPy files cannot hold {} (NumPy saves ml_dtypes arrays as raw bytes that do \
                  not say what they hold); use a .safetensors file, --to f16, or --dry-run",
                 opts.to.name()
@@ -333,15 +300,16 @@ pub fn convert(opts: &Options) -> Result<Report, CliError> {
         }
     }
     let temp = opts.output.as_deref().map(TempOutput::create).transpose()?;
-    let progress = Progress::new(len, opts.progress);
+    progress.start(len);
+    let control = Control { progress, cancel };
     let output = temp
         .as_ref()
         .zip(opts.output.as_deref())
         .map(|(t, p)| (t.file(), p));
     let tensors = match kind {
-        Kind::Safetensors => safetensors::convert(opts, &input, len, output, &progress),
-        Kind::Npy => numpy::convert_npy(opts, &input, len, output, &progress),
-        Kind::Npz => numpy::convert_npz(opts, &input, output, &progress),
+        Kind::Safetensors => safetensors::convert(opts, &input, len, output, control),
+        Kind::Npy => numpy::convert_npy(opts, &input, len, output, control),
+        Kind::Npz => numpy::convert_npz(opts, &input, output, control),
     };
     progress.finish();
     let tensors = tensors?;
@@ -358,59 +326,6 @@ pub fn convert(opts: &Options) -> Result<Report, CliError> {
         file_bytes_in: len,
         file_bytes_out,
     })
-}
-
-/// Runs `lowp convert` and returns what to print.
-pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
-    match (&args.output, args.dry_run) {
-        (None, false) => {
-            return Err(CliError::usage(
-                "give OUT, the file to write, or --dry-run to only see the report",
-            ));
-        }
-        (Some(_), true) => {
-            return Err(CliError::usage("--dry-run writes nothing: give IN alone"));
-        }
-        _ => {}
-    }
-    if args.fp8_scale == ScaleMode::PerTensor && !args.to.is_fp8() {
-        return Err(CliError::usage(format!(
-            "--fp8-scale applies to f8e4m3fn and f8e5m2, not {}",
-            args.to.name()
-        )));
-    }
-    if let Some(file) = &args.report {
-        output::check_parent_dir(file)?;
-    }
-    let opts = Options {
-        input: args.input.clone(),
-        output: args.output.clone(),
-        to: args.to,
-        only: args.only.clone(),
-        keep_f32: args.keep_f32.clone(),
-        saturate: args.saturate,
-        per_tensor_scale: args.fp8_scale == ScaleMode::PerTensor,
-        progress: std::io::stderr().is_terminal(),
-    };
-    let start = Instant::now();
-    let report = convert(&opts)?;
-    let seconds = start.elapsed().as_secs_f64();
-    if let Some(file) = &args.report {
-        let command = json!({
-            "input": opts.input.display().to_string(),
-            "output": opts.output.as_ref().map(|p| p.display().to_string()),
-            "dry_run": args.dry_run,
-            "to": opts.to.name(),
-            "only": opts.only,
-            "keep_f32": opts.keep_f32,
-            "saturate": opts.saturate,
-            "fp8_scale": if opts.per_tensor_scale { "per-tensor" } else { "none" },
-        });
-        let value: Value = report.to_json(command, seconds);
-        output::write_atomically(file, output::json_text(&value).as_bytes())?;
-    }
-    let out_name = opts.output.as_ref().map(|p| p.display().to_string());
-    Ok(report.table().to_text() + "\n" + &report.summary(out_name.as_deref(), seconds))
 }
 
 #[cfg(test)]
@@ -436,15 +351,14 @@ mod tests {
         let opts = Options {
             input: PathBuf::new(),
             output: None,
-            to: FloatType::F8E4M3,
+            to: FloatType::F8E4M3FN,
             only: vec!["*.weight".into()],
             keep_f32: vec!["*norm*".into()],
             saturate: false,
             per_tensor_scale: true,
-            progress: false,
         };
         let p = opts.plan("l.weight", Some(FloatType::F32), true);
-        assert_eq!(p.target, Some(FloatType::F8E4M3));
+        assert_eq!(p.target, Some(FloatType::F8E4M3FN));
         assert_eq!(p.scale_name.as_deref(), Some("l.weight.scale"));
         assert!(
             opts.plan("l.weight", Some(FloatType::F32), false)
@@ -496,7 +410,6 @@ mod tests {
                 keep_f32: Vec::new(),
                 saturate: false,
                 per_tensor_scale: to.is_fp8(),
-                progress: false,
             };
             let result = std::panic::catch_unwind(|| convert(&opts));
             match result {
@@ -523,7 +436,8 @@ mod tests {
     fn corrupted_files_are_errors_never_panics() {
         let dir = std::env::temp_dir().join(format!("lowp-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        // The fixtures are shared with the CLI's tests, which convert the same files end to end.
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lowp-cli/tests/data");
         let mut rng = Rng(42);
         let mut cases = 0;
         for name in [
@@ -535,7 +449,7 @@ mod tests {
             "arrays_compressed.npz",
         ] {
             let good = std::fs::read(fixtures.join(name)).unwrap();
-            let to = [FloatType::BF16, FloatType::F16, FloatType::F8E4M3][rng.below(3)];
+            let to = [FloatType::BF16, FloatType::F16, FloatType::F8E4M3FN][rng.below(3)];
             let to = if name.ends_with("safetensors") {
                 to
             } else {

@@ -8,11 +8,12 @@
 //! at a multiple of its element size; the header's serialisation is the crate's own
 //! ([`Metadata`]'s `Serialize`).
 
-use super::kernel::FloatType;
-use super::pipeline::{self, Files, Segment};
-use super::report::TensorReport;
-use super::{Options, Plan};
-use crate::error::CliError;
+use crate::convert::{Options, Plan};
+use crate::error::Error;
+use crate::kernel::FloatType;
+use crate::pipeline::{self, Files, Segment};
+use crate::progress::Control;
+use crate::report::TensorReport;
 use safetensors::Dtype;
 use safetensors::tensor::{Metadata, TensorInfo};
 use serde_json::Value;
@@ -53,8 +54,8 @@ pub struct Header {
 /// conversion will rely on is checked here: that the header fits the file, that each tensor's
 /// offsets hold exactly its shape's bytes, that the tensors tile the data with no gap or
 /// overlap, and that the data ends where the file ends.
-pub fn read_header(file: &File, path: &Path, len: u64) -> Result<Header, CliError> {
-    let bad = |why: String| CliError::failure(format!("{}: {why}", path.display()));
+pub fn read_header(file: &File, path: &Path, len: u64) -> Result<Header, Error> {
+    let bad = |why: String| Error::file(format!("{}: {why}", path.display()));
     if len < 8 {
         return Err(bad(format!(
             "{len} bytes is too short for a safetensors file (it starts with an 8-byte header \
@@ -62,7 +63,7 @@ pub fn read_header(file: &File, path: &Path, len: u64) -> Result<Header, CliErro
         )));
     }
     let mut prefix = [0u8; 8];
-    super::files::read_at(file, &mut prefix, 0).map_err(|e| super::files::read_error(path, &e))?;
+    crate::files::read_at(file, &mut prefix, 0).map_err(|e| crate::files::read_error(path, &e))?;
     let n = u64::from_le_bytes(prefix);
     if n > MAX_HEADER {
         return Err(bad(format!(
@@ -76,7 +77,7 @@ pub fn read_header(file: &File, path: &Path, len: u64) -> Result<Header, CliErro
         )));
     }
     let mut text = vec![0u8; n as usize];
-    super::files::read_at(file, &mut text, 8).map_err(|e| super::files::read_error(path, &e))?;
+    crate::files::read_at(file, &mut text, 8).map_err(|e| crate::files::read_error(path, &e))?;
     let header = parse_header(&text).map_err(bad)?;
     let data_len = header.tensors.last().map_or(0, |t| t.end);
     let held = len - 8 - n;
@@ -221,7 +222,7 @@ fn info(t: &Entry) -> TensorInfo {
 fn output_header(
     header: &Header,
     plans: &[Plan],
-) -> Result<(Vec<u8>, HashMap<String, u64>), CliError> {
+) -> Result<(Vec<u8>, HashMap<String, u64>), Error> {
     let mut entries: Vec<(String, Dtype, Vec<usize>)> = Vec::new();
     for (t, plan) in header.tensors.iter().zip(plans) {
         let dtype = plan.target.map_or(t.dtype, FloatType::to_safetensors);
@@ -240,13 +241,13 @@ fn output_header(
 pub fn layout(
     metadata: Option<HashMap<String, String>>,
     mut entries: Vec<(String, Dtype, Vec<usize>)>,
-) -> Result<(Vec<u8>, HashMap<String, u64>), CliError> {
+) -> Result<(Vec<u8>, HashMap<String, u64>), Error> {
     entries.sort_by(|a, b| b.1.bitsize().cmp(&a.1.bitsize()).then(a.0.cmp(&b.0)));
     let mut offset = 0u64;
     let mut places = HashMap::new();
     let mut infos = Vec::new();
     for (name, dtype, shape) in entries {
-        let size = byte_size(dtype, &shape).map_err(CliError::failure)?;
+        let size = byte_size(dtype, &shape).map_err(Error::file)?;
         places.insert(name.clone(), offset);
         let end = offset + size;
         infos.push((
@@ -260,9 +261,9 @@ pub fn layout(
         offset = end;
     }
     let metadata = Metadata::new(metadata, infos)
-        .map_err(|e| CliError::failure(format!("cannot lay out the output header: {e}")))?;
+        .map_err(|e| Error::file(format!("cannot lay out the output header: {e}")))?;
     let mut json = serde_json::to_vec(&metadata)
-        .map_err(|e| CliError::failure(format!("cannot write the output header: {e}")))?;
+        .map_err(|e| Error::file(format!("cannot write the output header: {e}")))?;
     json.resize(json.len().next_multiple_of(8), b' ');
     let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
     bytes.extend(json);
@@ -270,13 +271,13 @@ pub fn layout(
 }
 
 /// Converts (or, with no output, measures) a safetensors file.
-pub fn convert(
+pub(crate) fn convert(
     opts: &Options,
     input: &File,
     len: u64,
     output: Option<(&File, &Path)>,
-    progress: &super::files::Progress,
-) -> Result<Vec<TensorReport>, CliError> {
+    progress: Control<'_>,
+) -> Result<Vec<TensorReport>, Error> {
     let header = read_header(input, &opts.input, len)?;
     let names: std::collections::HashSet<&str> =
         header.tensors.iter().map(|t| t.name.as_str()).collect();
@@ -290,7 +291,7 @@ pub fn convert(
         if let Some(scale) = &plan.scale_name
             && names.contains(scale.as_str())
         {
-            return Err(CliError::failure(format!(
+            return Err(Error::file(format!(
                 "{}: cannot store the scale of tensor '{}' as '{scale}': the file has a tensor \
                  of that name",
                 opts.input.display(),
@@ -302,8 +303,8 @@ pub fn convert(
     let (out_header, places) = output_header(&header, &plans)?;
     let data_out = out_header.len() as u64;
     if let Some((file, path)) = output {
-        super::files::write_at(file, &out_header, 0)
-            .map_err(|e| super::files::write_error(path, &e))?;
+        crate::files::write_at(file, &out_header, 0)
+            .map_err(|e| crate::files::write_error(path, &e))?;
     }
     let files = Files {
         input: (input, &opts.input),
@@ -322,13 +323,14 @@ pub fn convert(
             action: pipeline::Action::Copy,
         };
         let elements = t.shape.iter().map(|&d| d as u64).product();
-        let (stats, scale) = super::run_tensor(opts, &files, segment, plan, false, elements)
-            .map_err(|e| e.about(&t.name))?;
+        let (stats, scale) =
+            crate::convert::run_tensor(opts, &files, segment, plan, false, elements)
+                .map_err(|e| e.about(&t.name))?;
         if let (Some(scale), Some(name), Some((file, path))) = (scale, &plan.scale_name, output) {
             let at = data_out + places.get(name).copied().unwrap_or_default();
             let restore = (1.0 / scale) as f32;
-            super::files::write_at(file, &restore.to_le_bytes(), at)
-                .map_err(|e| super::files::write_error(path, &e))?;
+            crate::files::write_at(file, &restore.to_le_bytes(), at)
+                .map_err(|e| crate::files::write_error(path, &e))?;
         }
         let to_dtype = plan.target.map_or(t.dtype, FloatType::to_safetensors);
         reports.push(TensorReport {

@@ -9,9 +9,10 @@
 //! A tensor that can only be read in order (an `.npz` member, maybe compressed) is streamed
 //! instead: [`convert_stream`] reads a block, converts its parts on all threads, and writes it.
 
-use super::files::{self, Block, Progress};
-use super::kernel::{self, FloatType, Rounding};
-use crate::error::CliError;
+use crate::error::Error;
+use crate::files::{self, Block};
+use crate::kernel::{self, FloatType, Rounding};
+use crate::progress::Control;
 use lowp::fit::FitStats;
 use rayon::prelude::*;
 use std::fs::File;
@@ -67,8 +68,8 @@ pub struct Files<'a> {
     pub input: (&'a File, &'a Path),
     /// The output (none in a dry run), and the path it goes to, for errors.
     pub output: Option<(&'a File, &'a Path)>,
-    /// Progress by input bytes.
-    pub progress: &'a Progress,
+    /// Progress by input bytes, and the cancel flag.
+    pub progress: Control<'a>,
 }
 
 /// The input blocks of a segment: (index, offset into the segment, length in bytes).
@@ -85,14 +86,14 @@ fn blocks(seg: &Segment) -> impl IndexedParallelIterator<Item = (u64, usize)> {
 }
 
 /// Reads the block of `seg` at `start` into `buf`, in the machine's byte order (after a check
-/// for Ctrl-C).
+/// for cancellation).
 fn read_block<'b>(
     seg: &Segment,
     files: &Files<'_>,
     start: u64,
     buf: &'b mut [u8],
-) -> Result<&'b mut [u8], CliError> {
-    files::check_interrupted()?;
+) -> Result<&'b mut [u8], Error> {
+    files.progress.check()?;
     let (input, in_path) = files.input;
     files::read_at(input, buf, seg.input + start).map_err(|e| files::read_error(in_path, &e))?;
     if let Action::Convert {
@@ -105,7 +106,7 @@ fn read_block<'b>(
 }
 
 /// Runs a segment: copies or converts it, and gives the statistics of a conversion.
-pub fn run(seg: &Segment, files: &Files<'_>) -> Result<FitStats, CliError> {
+pub fn run(seg: &Segment, files: &Files<'_>) -> Result<FitStats, Error> {
     blocks(seg)
         .map(|(start, len)| {
             BUFFERS.with_borrow_mut(|(src_buf, dst_buf)| {
@@ -137,7 +138,7 @@ pub fn run(seg: &Segment, files: &Files<'_>) -> Result<FitStats, CliError> {
 
 /// The largest finite magnitude of a segment's float elements (the first pass of per-tensor
 /// scaling).
-pub fn amax(seg: &Segment, files: &Files<'_>) -> Result<f64, CliError> {
+pub fn amax(seg: &Segment, files: &Files<'_>) -> Result<f64, Error> {
     let Action::Convert { from, .. } = seg.action else {
         return Ok(0.0);
     };
@@ -164,16 +165,16 @@ pub fn convert_stream(
     to: FloatType,
     swap: bool,
     rounding: Rounding,
-    progress: &Progress,
-    read_error: &dyn Fn(&std::io::Error) -> CliError,
-    write_error: &dyn Fn(&std::io::Error) -> CliError,
-) -> Result<FitStats, CliError> {
+    progress: Control<'_>,
+    read_error: &dyn Fn(&std::io::Error) -> Error,
+    write_error: &dyn Fn(&std::io::Error) -> Error,
+) -> Result<FitStats, Error> {
     let per_block = (BLOCK_BYTES * 8 / from.size()) as u64;
     let (mut src_buf, mut dst_buf) = (Block::default(), Block::default());
     let mut stats = FitStats::default();
     let mut done = 0;
     while done < elements {
-        files::check_interrupted()?;
+        progress.check()?;
         let n = (elements - done).min(per_block) as usize;
         let src = src_buf.bytes(n * from.size());
         reader.read_exact(src).map_err(|e| read_error(&e))?;
@@ -206,13 +207,14 @@ pub fn stream_amax(
     elements: u64,
     from: FloatType,
     swap: bool,
-    read_error: &dyn Fn(&std::io::Error) -> CliError,
-) -> Result<f64, CliError> {
+    control: Control<'_>,
+    read_error: &dyn Fn(&std::io::Error) -> Error,
+) -> Result<f64, Error> {
     let per_block = (BLOCK_BYTES * 8 / from.size()) as u64;
     let mut buf = Block::default();
     let (mut amax, mut done) = (0.0f64, 0);
     while done < elements {
-        files::check_interrupted()?;
+        control.check()?;
         let n = (elements - done).min(per_block) as usize;
         let src = buf.bytes(n * from.size());
         reader.read_exact(src).map_err(|e| read_error(&e))?;

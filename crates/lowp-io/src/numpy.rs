@@ -9,12 +9,13 @@
 //! NumPy has no bf16 or FP8 dtype (ml_dtypes arrays are saved as raw `V2`/`V1` bytes that
 //! do not say what they hold), so those targets are refused for NumPy output.
 
-use super::files::{self, Progress};
-use super::kernel::FloatType;
-use super::pipeline::{self, Files, Segment};
-use super::report::TensorReport;
-use super::{Options, Plan};
-use crate::error::CliError;
+use crate::convert::{Options, Plan};
+use crate::error::Error;
+use crate::files;
+use crate::kernel::FloatType;
+use crate::pipeline::{self, Files, Segment};
+use crate::progress::Control;
+use crate::report::TensorReport;
 use npyz::{DType, Endianness, NpyHeader, TypeChar, TypeStr, WriterBuilder};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -148,11 +149,11 @@ fn float_of(ts: &TypeStr) -> Option<(FloatType, bool)> {
 }
 
 /// The `.npy` header of `array` stored as the little-endian float type `to`.
-fn output_header(array: &Array, to: FloatType) -> Result<Vec<u8>, CliError> {
+fn output_header(array: &Array, to: FloatType) -> Result<Vec<u8>, Error> {
     let descr = format!("<f{}", to.size());
     let ts: TypeStr = descr
         .parse()
-        .map_err(|e| CliError::failure(format!("cannot write a .npy header for {descr}: {e}")))?;
+        .map_err(|e| Error::file(format!("cannot write a .npy header for {descr}: {e}")))?;
     let mut out = Vec::new();
     npyz::WriteOptions::new_header_only()
         .dtype(DType::Plain(ts))
@@ -160,7 +161,7 @@ fn output_header(array: &Array, to: FloatType) -> Result<Vec<u8>, CliError> {
         .order(array.header.order())
         .writer(&mut out)
         .write_header_only()
-        .map_err(|e| CliError::failure(format!("cannot write a .npy header: {e}")))?;
+        .map_err(|e| Error::file(format!("cannot write a .npy header: {e}")))?;
     Ok(out)
 }
 
@@ -199,9 +200,9 @@ pub fn convert_npy(
     input: &File,
     len: u64,
     output: Option<(&File, &Path)>,
-    progress: &Progress,
-) -> Result<Vec<TensorReport>, CliError> {
-    let bad = |why: String| CliError::failure(format!("{}: {why}", opts.input.display()));
+    progress: Control<'_>,
+) -> Result<Vec<TensorReport>, Error> {
+    let bad = |why: String| Error::file(format!("{}: {why}", opts.input.display()));
     let mut reader = io::BufReader::new(input);
     let array = read_array(&mut reader, len).map_err(bad)?;
     let name = opts
@@ -243,8 +244,9 @@ pub fn convert_npy(
             (segment, false)
         }
     };
-    let (stats, scale) = super::run_tensor(opts, &files, segment, &plan, swap, array.elements)
-        .map_err(|e| e.about(&format!("array '{name}'")))?;
+    let (stats, scale) =
+        crate::convert::run_tensor(opts, &files, segment, &plan, swap, array.elements)
+            .map_err(|e| e.about(&format!("array '{name}'")))?;
     Ok(vec![report(&name, &array, &plan, stats, scale)])
 }
 
@@ -255,11 +257,10 @@ pub fn convert_npz(
     opts: &Options,
     input: &File,
     output: Option<(&File, &Path)>,
-    progress: &Progress,
-) -> Result<Vec<TensorReport>, CliError> {
+    progress: Control<'_>,
+) -> Result<Vec<TensorReport>, Error> {
     let path = &opts.input;
-    let zip_error =
-        |e: zip::result::ZipError| CliError::failure(format!("{}: {e}", path.display()));
+    let zip_error = |e: zip::result::ZipError| Error::file(format!("{}: {e}", path.display()));
     let reader = input.try_clone().map_err(|e| files::read_error(path, &e))?;
     let mut archive = zip::ZipArchive::new(io::BufReader::new(reader)).map_err(zip_error)?;
     let mut writer = match output {
@@ -286,8 +287,7 @@ pub fn convert_npz(
             }
             continue;
         };
-        let about =
-            |why: String| CliError::failure(format!("{}: array '{name}': {why}", path.display()));
+        let about = |why: String| Error::file(format!("{}: array '{name}': {why}", path.display()));
         let read_err = |e: &io::Error| about(format!("cannot read the data: {e}"));
         let mut data = archive.by_index(i).map_err(zip_error)?;
         let array = read_array(&mut data, size).map_err(about)?;
@@ -304,15 +304,16 @@ pub fn convert_npz(
         };
         progress.tensor(&name);
         let scale = if plan.scaled {
-            let amax = pipeline::stream_amax(&mut data, array.elements, from, swap, &read_err)?;
+            let amax =
+                pipeline::stream_amax(&mut data, array.elements, from, swap, progress, &read_err)?;
             drop(data);
             data = archive.by_index(i).map_err(zip_error)?;
             read_array(&mut data, size).map_err(about)?;
-            Some(super::kernel::fp8_scale(to, amax))
+            Some(crate::kernel::fp8_scale(to, amax))
         } else {
             None
         };
-        let rounding = super::kernel::Rounding {
+        let rounding = crate::kernel::Rounding {
             saturate: opts.saturate,
             scale: scale.unwrap_or(1.0),
         };

@@ -13,10 +13,9 @@
 //! * `exact`: every finite value stored exactly.
 //! * `kept`: not converted (not a float, not matched by `--only`, or already the target type).
 
-use super::kernel::FloatType;
-use crate::output::{Cell, Column, Table};
+use crate::kernel::FloatType;
 use lowp::fit::FitStats;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::fmt;
 
 /// Above this fraction of the elements flushed to zero, a tensor gets `warn`.
@@ -51,8 +50,9 @@ pub struct TensorReport {
     pub bytes_out: u64,
 }
 
-/// A tensor's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A tensor's verdict, worst first (the order sorts by it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Values became ±inf or NaN.
     Fail,
@@ -79,13 +79,14 @@ impl fmt::Display for Verdict {
 }
 
 /// `part` as a percentage of `whole`, to three significant digits.
-fn percent(part: u64, whole: u64) -> String {
+pub fn percent(part: u64, whole: u64) -> String {
     let p = 100.0 * part as f64 / whole.max(1) as f64;
     format!("{}%", significant(p))
 }
 
-/// `x` to three significant digits, without exponent for ordinary sizes.
-fn significant(x: f64) -> String {
+/// `x` to three significant digits, without exponent for ordinary sizes (`0.391`, `12.5`,
+/// `3.00e-7`; `0` for zero).
+pub fn significant(x: f64) -> String {
     if x == 0.0 {
         "0".to_string()
     } else if !(1e-4..1e6).contains(&x.abs()) {
@@ -97,6 +98,66 @@ fn significant(x: f64) -> String {
 }
 
 impl TensorReport {
+    /// The tensor's figures as one JSON-ready record, in this order: `name`, `from`, `to`,
+    /// `elements`, the counts `overflowed`, `flushed_to_zero`, `subnormal`, `became_nan`, the
+    /// errors `max_rel_error`, `mean_rel_error`, `max_abs_error`, `mean_abs_error`, the counts
+    /// `nan_inputs`, `infinite_inputs`, `exact`, the largest finite magnitude `amax`,
+    /// `bytes_in`, `bytes_out`, `scale` (only when `with_scale`: the factor the values were
+    /// multiplied by before rounding), `verdict`, `why` (see [`TensorReport::verdict`], under
+    /// `saturate`) and `shape`. Figures that do not apply (a kept tensor's statistics, an
+    /// unscaled tensor's scale) and non-finite numbers are `null`.
+    pub fn record(&self, saturate: bool, with_scale: bool) -> Map<String, Value> {
+        let count = |n: u64| json!(i64::try_from(n).unwrap_or(i64::MAX));
+        let number = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
+        let (verdict, why) = self.verdict(saturate);
+        let mut map = Map::new();
+        map.insert("name".into(), json!(self.name));
+        map.insert("from".into(), json!(self.from));
+        map.insert("to".into(), json!(self.to));
+        map.insert("elements".into(), count(self.shape.iter().product()));
+        let stats: [(&str, Value); 12] = match &self.stats {
+            Some(s) => [
+                ("overflowed", count(s.overflowed)),
+                ("flushed_to_zero", count(s.flushed_to_zero)),
+                ("subnormal", count(s.subnormal)),
+                ("became_nan", count(s.became_nan)),
+                ("max_rel_error", number(s.max_rel_error)),
+                ("mean_rel_error", number(s.mean_rel_error())),
+                ("max_abs_error", number(s.max_abs_error)),
+                ("mean_abs_error", number(s.mean_abs_error())),
+                ("nan_inputs", count(s.nan_inputs)),
+                ("infinite_inputs", count(s.infinite_inputs)),
+                ("exact", count(s.exact)),
+                ("amax", number(s.amax)),
+            ],
+            None => [
+                "overflowed",
+                "flushed_to_zero",
+                "subnormal",
+                "became_nan",
+                "max_rel_error",
+                "mean_rel_error",
+                "max_abs_error",
+                "mean_abs_error",
+                "nan_inputs",
+                "infinite_inputs",
+                "exact",
+                "amax",
+            ]
+            .map(|k| (k, Value::Null)),
+        };
+        map.extend(stats.map(|(k, v)| (k.to_string(), v)));
+        map.insert("bytes_in".into(), count(self.bytes_in));
+        map.insert("bytes_out".into(), count(self.bytes_out));
+        if with_scale {
+            map.insert("scale".into(), self.scale.map_or(Value::Null, number));
+        }
+        map.insert("verdict".into(), json!(verdict.to_string()));
+        map.insert("why".into(), json!(why));
+        map.insert("shape".into(), json!(self.shape));
+        map
+    }
+
     /// The verdict and, unless `ok`/`exact`/`kept`, the reasons.
     pub fn verdict(&self, saturate: bool) -> (Verdict, String) {
         let (Some(s), Some(to)) = (&self.stats, self.target) else {
@@ -159,89 +220,14 @@ pub struct Report {
 }
 
 impl Report {
-    /// The table of tensors: a summary for people, every figure for programs.
-    pub fn table(&self) -> Table {
+    /// One record per tensor, in the input's order: every figure of the report (see
+    /// [`TensorReport::record`]).
+    pub fn records(&self) -> Vec<Map<String, Value>> {
         let scaled = self.tensors.iter().any(|t| t.scale.is_some());
-        let mut columns = vec![
-            Column::left("name", "tensor"),
-            Column::left("types", "type").human_only(),
-            Column::left("from", "from").machine_only(),
-            Column::left("to", "to").machine_only(),
-            Column::right("elements", "elements"),
-            Column::right("overflowed", "overflow"),
-            Column::right("flushed_to_zero", "to zero"),
-            Column::right("subnormal", "subnormal"),
-            Column::right("became_nan", "to NaN"),
-            Column::right("max_rel", "max rel err").human_only(),
-            Column::right("mean_rel", "mean rel err").human_only(),
-            Column::right("max_rel_error", "").machine_only(),
-            Column::right("mean_rel_error", "").machine_only(),
-            Column::right("max_abs_error", "").machine_only(),
-            Column::right("mean_abs_error", "").machine_only(),
-            Column::right("nan_inputs", "").machine_only(),
-            Column::right("infinite_inputs", "").machine_only(),
-            Column::right("exact", "").machine_only(),
-            Column::right("amax", "").machine_only(),
-            Column::right("bytes_in", "").machine_only(),
-            Column::right("bytes_out", "").machine_only(),
-        ];
-        if scaled {
-            columns.push(Column::right("scale_exp", "scale").human_only());
-            columns.push(Column::right("scale", "").machine_only());
-        }
-        columns.push(Column::left("verdict", "verdict"));
-        columns.push(Column::left("why", "why"));
-        let count = |n: u64| Cell::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        let rows = self
-            .tensors
+        self.tensors
             .iter()
-            .map(|t| {
-                let (verdict, why) = t.verdict(self.saturate);
-                let mut row = vec![
-                    Cell::Text(t.name.clone()),
-                    Cell::Text(if t.stats.is_some() {
-                        format!("{}→{}", t.from, t.to)
-                    } else {
-                        t.from.clone()
-                    }),
-                    Cell::Text(t.from.clone()),
-                    Cell::Text(t.to.clone()),
-                    count(t.shape.iter().product()),
-                ];
-                match &t.stats {
-                    Some(s) => row.extend([
-                        count(s.overflowed),
-                        count(s.flushed_to_zero),
-                        count(s.subnormal),
-                        count(s.became_nan),
-                        Cell::Text(format!("{}%", significant(100.0 * s.max_rel_error))),
-                        Cell::Text(format!("{}%", significant(100.0 * s.mean_rel_error()))),
-                        Cell::Number(s.max_rel_error),
-                        Cell::Number(s.mean_rel_error()),
-                        Cell::Number(s.max_abs_error),
-                        Cell::Number(s.mean_abs_error()),
-                        count(s.nan_inputs),
-                        count(s.infinite_inputs),
-                        count(s.exact),
-                        Cell::Number(s.amax),
-                    ]),
-                    None => row.extend(std::iter::repeat_n(Cell::Empty, 14)),
-                }
-                row.push(count(t.bytes_in));
-                row.push(count(t.bytes_out));
-                if scaled {
-                    // Scales are powers of two: 2^-120 reads better than ≈7.52316e-37.
-                    row.push(t.scale.map_or(Cell::Empty, |s| {
-                        Cell::Text(format!("2^{}", s.log2().round()))
-                    }));
-                    row.push(t.scale.map_or(Cell::Empty, Cell::Number));
-                }
-                row.push(Cell::Text(verdict.to_string()));
-                row.push(Cell::Text(why));
-                row
-            })
-            .collect();
-        Table { columns, rows }
+            .map(|t| t.record(self.saturate, scaled))
+            .collect()
     }
 
     /// How many tensors got each verdict, worst first, as `2 fail, 10 ok`.
@@ -284,15 +270,10 @@ impl Report {
         )
     }
 
-    /// The JSON report: what was asked, the thresholds, the summary and one record per tensor
-    /// (the table's machine columns, plus the shape).
+    /// The JSON report: `header` (what was asked), the thresholds, the summary (with the
+    /// run's `seconds`) and one record per tensor ([`Report::records`]).
     pub fn to_json(&self, header: Value, seconds: f64) -> Value {
-        let mut records = self.table().to_json_records();
-        for (record, t) in records.iter_mut().zip(&self.tensors) {
-            if let Value::Object(map) = record {
-                map.insert("shape".to_string(), json!(t.shape));
-            }
-        }
+        let records: Vec<Value> = self.records().into_iter().map(Value::Object).collect();
         let counts: serde_json::Map<String, Value> = self
             .verdict_counts()
             .iter()

@@ -1,4 +1,4 @@
-//! The element types `lowp convert` reads and writes, and the conversion of one block of them.
+//! The element types a conversion reads and writes, and the conversion of one block of them.
 //!
 //! A block arrives as bytes in the machine's byte order, in a buffer aligned for its element
 //! type; [`convert_block`] views it as a typed slice, converts it on lowp's bulk paths and
@@ -6,7 +6,7 @@
 //! target type, each a match of six arms) over one generic body, so no code is written per pair
 //! of types.
 
-use crate::error::CliError;
+use crate::error::Error;
 use lowp::fit::{FitSource, FitStats};
 use lowp::prelude::LowpSliceExt;
 use lowp::{LowpFloat, bf16, f8e4m3fn, f8e5m2, f16};
@@ -24,7 +24,7 @@ pub enum FloatType {
     /// bfloat16 (`BF16`).
     BF16,
     /// FP8 E4M3 without infinities (`F8_E4M3`, ml_dtypes' float8_e4m3fn).
-    F8E4M3,
+    F8E4M3FN,
     /// FP8 E5M2 (`F8_E5M2`).
     F8E5M2,
 }
@@ -36,7 +36,7 @@ impl FloatType {
         FloatType::F32,
         FloatType::F16,
         FloatType::BF16,
-        FloatType::F8E4M3,
+        FloatType::F8E4M3FN,
         FloatType::F8E5M2,
     ];
 
@@ -47,7 +47,7 @@ impl FloatType {
             FloatType::F32 => "f32",
             FloatType::F16 => "f16",
             FloatType::BF16 => "bf16",
-            FloatType::F8E4M3 => "f8e4m3fn",
+            FloatType::F8E4M3FN => "f8e4m3fn",
             FloatType::F8E5M2 => "f8e5m2",
         }
     }
@@ -58,13 +58,13 @@ impl FloatType {
             FloatType::F64 => 8,
             FloatType::F32 => 4,
             FloatType::F16 | FloatType::BF16 => 2,
-            FloatType::F8E4M3 | FloatType::F8E5M2 => 1,
+            FloatType::F8E4M3FN | FloatType::F8E5M2 => 1,
         }
     }
 
     /// Whether this is one of the FP8 formats (the ones `--fp8-scale` applies to).
     pub fn is_fp8(self) -> bool {
-        matches!(self, FloatType::F8E4M3 | FloatType::F8E5M2)
+        matches!(self, FloatType::F8E4M3FN | FloatType::F8E5M2)
     }
 
     /// The safetensors dtype.
@@ -75,7 +75,7 @@ impl FloatType {
             FloatType::F32 => Dtype::F32,
             FloatType::F16 => Dtype::F16,
             FloatType::BF16 => Dtype::BF16,
-            FloatType::F8E4M3 => Dtype::F8_E4M3,
+            FloatType::F8E4M3FN => Dtype::F8_E4M3,
             FloatType::F8E5M2 => Dtype::F8_E5M2,
         }
     }
@@ -111,7 +111,7 @@ impl FloatType {
             FloatType::F32 => 23,
             FloatType::F16 => 10,
             FloatType::BF16 => 7,
-            FloatType::F8E4M3 => 3,
+            FloatType::F8E4M3FN => 3,
             FloatType::F8E5M2 => 2,
         };
         2f64.powi(-(mantissa_bits + 1))
@@ -119,7 +119,7 @@ impl FloatType {
 
     /// Parses `--to`: lowp's names and aliases (`bf16`, `bfloat16`, `float8_e4m3fn`, ...),
     /// `f32`/`float32`, `f64`/`float64`, and the safetensors dtype names (`F8_E4M3`).
-    pub fn parse(text: &str) -> Result<FloatType, CliError> {
+    pub fn parse(text: &str) -> Result<FloatType, Error> {
         let lower = text.trim().to_ascii_lowercase();
         let by_lowp = lowp::format::format_by_name(&lower).map(|f| f.name);
         let found = FloatType::ALL.into_iter().find(|t| {
@@ -131,7 +131,7 @@ impl FloatType {
         });
         found.ok_or_else(|| {
             let names: Vec<&str> = FloatType::ALL.iter().map(|t| t.name()).collect();
-            CliError::usage(format!(
+            Error::invalid(format!(
                 "lowp convert cannot store '{text}'; it stores {} (the float types safetensors \
                  names)",
                 names.join(", ")
@@ -290,7 +290,7 @@ pub fn convert_block(
         FloatType::F32 => with_source::<f32>(to, src, dst, rounding),
         FloatType::F16 => with_source::<f16>(to, src, dst, rounding),
         FloatType::BF16 => with_source::<bf16>(to, src, dst, rounding),
-        FloatType::F8E4M3 => with_source::<f8e4m3fn>(to, src, dst, rounding),
+        FloatType::F8E4M3FN => with_source::<f8e4m3fn>(to, src, dst, rounding),
         FloatType::F8E5M2 => with_source::<f8e5m2>(to, src, dst, rounding),
     }
 }
@@ -303,7 +303,7 @@ fn with_source<S: Elem>(to: FloatType, src: &[u8], dst: &mut [u8], rounding: Rou
         FloatType::F32 => typed(src, bytemuck::cast_slice_mut::<u8, f32>(dst), rounding),
         FloatType::F16 => typed(src, bytemuck::cast_slice_mut::<u8, f16>(dst), rounding),
         FloatType::BF16 => typed(src, bytemuck::cast_slice_mut::<u8, bf16>(dst), rounding),
-        FloatType::F8E4M3 => typed(src, bytemuck::cast_slice_mut::<u8, f8e4m3fn>(dst), rounding),
+        FloatType::F8E4M3FN => typed(src, bytemuck::cast_slice_mut::<u8, f8e4m3fn>(dst), rounding),
         FloatType::F8E5M2 => typed(src, bytemuck::cast_slice_mut::<u8, f8e5m2>(dst), rounding),
     }
 }
@@ -335,7 +335,7 @@ pub fn block_amax(from: FloatType, src: &[u8]) -> f64 {
         FloatType::F32 => lowp::fit::amax::<f32>(bytemuck::cast_slice(src)),
         FloatType::F16 => lowp::fit::amax::<f16>(bytemuck::cast_slice(src)),
         FloatType::BF16 => lowp::fit::amax::<bf16>(bytemuck::cast_slice(src)),
-        FloatType::F8E4M3 => lowp::fit::amax::<f8e4m3fn>(bytemuck::cast_slice(src)),
+        FloatType::F8E4M3FN => lowp::fit::amax::<f8e4m3fn>(bytemuck::cast_slice(src)),
         FloatType::F8E5M2 => lowp::fit::amax::<f8e5m2>(bytemuck::cast_slice(src)),
     }
 }
@@ -346,7 +346,7 @@ pub fn block_amax(from: FloatType, src: &[u8]) -> f64 {
 /// f32s.
 pub fn fp8_scale(to: FloatType, amax: f64) -> f64 {
     let s = match to {
-        FloatType::F8E4M3 => lowp::fit::power_of_two_scale::<f8e4m3fn>(amax),
+        FloatType::F8E4M3FN => lowp::fit::power_of_two_scale::<f8e4m3fn>(amax),
         FloatType::F8E5M2 => lowp::fit::power_of_two_scale::<f8e5m2>(amax),
         _ => 1.0,
     };
@@ -383,7 +383,7 @@ mod tests {
                 FloatType::F32 => out.extend((v as f32).to_le_bytes()),
                 FloatType::F16 => out.extend(f16::from_f64(v).to_bits().to_le_bytes()),
                 FloatType::BF16 => out.extend(bf16::from_f64(v).to_bits().to_le_bytes()),
-                FloatType::F8E4M3 => out.push(f8e4m3fn::from_f64(v).to_bits()),
+                FloatType::F8E4M3FN => out.push(f8e4m3fn::from_f64(v).to_bits()),
                 FloatType::F8E5M2 => out.push(f8e5m2::from_f64(v).to_bits()),
             }
         }
@@ -437,7 +437,7 @@ mod tests {
             FloatType::F32 => f32::from_le_bytes(bytes[..4].try_into().unwrap()) as f64,
             FloatType::F16 => f16::from_bits(b2()).to_f64(),
             FloatType::BF16 => bf16::from_bits(b2()).to_f64(),
-            FloatType::F8E4M3 => f8e4m3fn::from_bits(bytes[0]).to_f64(),
+            FloatType::F8E4M3FN => f8e4m3fn::from_bits(bytes[0]).to_f64(),
             FloatType::F8E5M2 => f8e5m2::from_bits(bytes[0]).to_f64(),
         }
     }
@@ -447,14 +447,14 @@ mod tests {
         let values = [1000.0f32, -3.0, 0.5];
         let src = aligned(bytemuck::cast_slice(&values));
         let src = &bytemuck::cast_slice::<u64, u8>(&src)[..12];
-        let scale = fp8_scale(FloatType::F8E4M3, 1000.0);
+        let scale = fp8_scale(FloatType::F8E4M3FN, 1000.0);
         assert_eq!(scale, 0.25);
         let mut dst = [0u8; 3];
         let rounding = Rounding {
             saturate: false,
             scale,
         };
-        let stats = convert_block(FloatType::F32, FloatType::F8E4M3, src, &mut dst, rounding);
+        let stats = convert_block(FloatType::F32, FloatType::F8E4M3FN, src, &mut dst, rounding);
         let restored: Vec<f64> = dst
             .iter()
             .map(|&b| f8e4m3fn::from_bits(b).to_f64() / scale)
@@ -465,7 +465,7 @@ mod tests {
             saturate: true,
             scale: 1.0,
         };
-        let stats = convert_block(FloatType::F32, FloatType::F8E4M3, src, &mut dst, unscaled);
+        let stats = convert_block(FloatType::F32, FloatType::F8E4M3FN, src, &mut dst, unscaled);
         assert_eq!(f8e4m3fn::from_bits(dst[0]), f8e4m3fn::MAX);
         assert_eq!(stats.overflowed, 1);
     }
@@ -473,8 +473,8 @@ mod tests {
     #[test]
     fn scales_stay_normal_f32() {
         assert_eq!(fp8_scale(FloatType::F8E5M2, 1e-300), 2f64.powi(126));
-        assert_eq!(fp8_scale(FloatType::F8E4M3, 1e300), 2f64.powi(-126));
-        assert_eq!(fp8_scale(FloatType::F8E4M3, 0.0), 1.0);
+        assert_eq!(fp8_scale(FloatType::F8E4M3FN, 1e300), 2f64.powi(-126));
+        assert_eq!(fp8_scale(FloatType::F8E4M3FN, 0.0), 1.0);
     }
 
     #[test]
@@ -482,8 +482,8 @@ mod tests {
         for (text, t) in [
             ("bf16", FloatType::BF16),
             ("bfloat16", FloatType::BF16),
-            ("F8_E4M3", FloatType::F8E4M3),
-            ("float8_e4m3fn", FloatType::F8E4M3),
+            ("F8_E4M3", FloatType::F8E4M3FN),
+            ("float8_e4m3fn", FloatType::F8E4M3FN),
             ("f8e5m2", FloatType::F8E5M2),
             ("float32", FloatType::F32),
             ("F64", FloatType::F64),
@@ -492,8 +492,8 @@ mod tests {
             assert_eq!(FloatType::parse(text).unwrap(), t, "{text}");
         }
         let err = FloatType::parse("f8e4m3fnuz").unwrap_err();
-        assert_eq!(err.code, crate::error::USAGE);
-        assert!(err.message.contains("f8e5m2"), "{err}");
+        assert!(matches!(err, Error::Invalid(_)), "{err:?}");
+        assert!(err.to_string().contains("f8e5m2"), "{err}");
     }
 
     #[test]

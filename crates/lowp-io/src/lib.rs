@@ -1,0 +1,61 @@
+//! Checkpoints in low-precision formats: safetensors, NumPy `.npy` and `.npz` files read,
+//! converted to another float type as a stream, and written whole or not at all, with a
+//! per-tensor report of what the conversion cost.
+//!
+//! This is the library under `lowp convert`; it prints nothing and never exits. Progress goes
+//! to a [`Progress`] callback, a cancel flag stops a conversion between two blocks, and every
+//! failure is an [`Error`] whose message names the file, the tensor and what is wrong.
+//!
+//! # Converting a file
+//!
+//! ```
+//! # fn main() -> Result<(), lowp_io::Error> {
+//! # let dir = std::env::temp_dir().join(format!("lowp-io-lib-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let model = dir.join("model.safetensors");
+//! # let header = br#"{"norm":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}"#;
+//! # let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+//! # bytes.extend(header);
+//! # bytes.extend([1.0f32, 1e6, 0.5].iter().flat_map(|x| x.to_le_bytes()));
+//! # std::fs::write(&model, bytes).unwrap();
+//! use lowp_io::{FloatType, Options, Verdict};
+//!
+//! let mut opts = Options::new(&model, None, FloatType::F8E4M3FN); // None: a dry run
+//! opts.keep_f32 = vec!["*norm*".into()];
+//! let report = lowp_io::convert(&opts)?;
+//! let verdicts: Vec<Verdict> = report.tensors.iter().map(|t| t.verdict(false).0).collect();
+//! // `norm` stays f32; 1e6 is beyond E4M3's 448 and becomes NaN.
+//! assert_eq!(verdicts, [Verdict::Kept, Verdict::Fail]);
+//! assert_eq!(report.tensors[1].verdict(false).1, "1 overflowed, 1 became NaN");
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The parts
+//!
+//! * [`convert`] / [`convert_with`]: the whole conversion, planned per tensor by
+//!   [`Options::plan`];
+//! * [`safetensors`] and the NumPy reader: headers read and checked, output headers laid
+//!   out;
+//! * the pipeline: one tensor's data moved block by block on all threads;
+//! * [`kernel`]: the storage types ([`FloatType`]) and the conversion of one block;
+//! * [`report`]: the per-tensor figures, verdicts and the JSON report;
+//! * [`files`]: positioned I/O, the temporary output renamed into place, same-file checks.
+#![forbid(unsafe_code)]
+
+mod convert;
+pub mod error;
+pub mod files;
+pub mod kernel;
+mod numpy;
+mod pipeline;
+pub mod progress;
+pub mod report;
+pub mod safetensors;
+
+pub use convert::{Kind, Options, Plan, convert, convert_with, glob};
+pub use error::Error;
+pub use kernel::FloatType;
+pub use progress::{NoProgress, Progress};
+pub use report::{Report, TensorReport, Verdict};
