@@ -8,6 +8,8 @@
 //!   rounding mode, saturating or not) and back, on lowp's vector paths, without the GIL and on
 //!   all cores for large arrays;
 //! * [`fit_report`]: what storing an array in a format costs ([`lowp::fit::FitStats`]);
+//! * [`checkpoint::convert`] (`lowp.convert`): a safetensors, .npy or .npz checkpoint stored
+//!   in another float type, with the per-tensor report (crate `lowp-io`);
 //! * [`report::Finfo`] (`lowp.finfo`), [`formats`] and [`inspect`]: the limits of a format and
 //!   the `lowp formats` / `lowp inspect` reports.
 //!
@@ -16,6 +18,7 @@
 //! the FFI.
 
 pub mod arrays;
+pub mod checkpoint;
 pub mod convert;
 pub mod report;
 
@@ -384,6 +387,7 @@ fn simd_path() -> String {
 #[pyo3(name = "lowp")]
 fn lowp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cast, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint::convert, m)?)?;
     m.add_function(wrap_pyfunction!(fit_report, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;

@@ -1,0 +1,115 @@
+//! `lowp.convert`: a checkpoint file stored in another float type, through `lowp_io`.
+
+use lowp_io::{FloatType, Options};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Stores a checkpoint (safetensors, .npy or .npz) in another float type, and reports per
+/// tensor what that cost.
+///
+/// src: the file to read (its kind is recognised by its contents); it is only read.
+/// dst: the file to write, of the same kind; None for a dry run that measures every tensor
+///     and writes nothing. The output goes to a temporary file beside dst, renamed when
+///     complete: on any error dst is untouched and nothing is left behind.
+/// to: the float type to store: "f32", "f64", "f16", "bf16", "f8e4m3fn" or "f8e5m2" (also
+///     "bfloat16", "float8_e4m3fn", "F8_E4M3", ...). NumPy files take f16, f32 and f64 only.
+/// only: glob patterns (`*` any characters, `?` one) of the tensors to convert; the others
+///     are copied unchanged. None or [] converts every float tensor.
+/// keep: glob patterns of the tensors to store as f32 instead (norms, biases).
+/// saturate: values beyond the target's range become +-MAX instead of +-inf or NaN.
+/// fp8_scale: "none", or "per-tensor": each FP8 tensor W is multiplied by the largest power of
+///     two that keeps its largest magnitude within the format, and the inverse is stored as
+///     the F32 scalar W.scale (W * W.scale restores the values).
+///
+/// Returns one dict per tensor, in the file's order, with the fields of `lowp convert
+/// --report`: name, from, to, elements, overflowed, flushed_to_zero, subnormal, became_nan,
+/// max_rel_error, mean_rel_error, max_abs_error, mean_abs_error, nan_inputs,
+/// infinite_inputs, exact, amax, bytes_in, bytes_out, scale (when scaled), verdict ("fail",
+/// "warn", "ok", "exact" or "kept"), why and shape. Figures that do not apply are None.
+///
+/// Raises ValueError for a request that cannot be carried out (an unknown type, src and dst
+/// the same file, dst of another kind than src, fp8_scale on a non-FP8 type), OSError for a
+/// file that cannot be read or written or is malformed, and KeyboardInterrupt when Ctrl-C
+/// stopped the conversion.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, to, only=None, keep=None, saturate=false, fp8_scale="none"))]
+#[allow(clippy::too_many_arguments)]
+pub fn convert<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    dst: Option<PathBuf>,
+    to: &str,
+    only: Option<Vec<String>>,
+    keep: Option<Vec<String>>,
+    saturate: bool,
+    fp8_scale: &str,
+) -> PyResult<Bound<'py, PyList>> {
+    let to = FloatType::parse(to).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let per_tensor_scale = match fp8_scale {
+        "none" => false,
+        "per-tensor" => true,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "fp8_scale must be 'none' or 'per-tensor', not '{other}'"
+            )));
+        }
+    };
+    if per_tensor_scale && !to.is_fp8() {
+        return Err(PyValueError::new_err(format!(
+            "fp8_scale applies to f8e4m3fn and f8e5m2, not {}",
+            to.name()
+        )));
+    }
+    let opts = Options {
+        only: only.unwrap_or_default(),
+        keep_f32: keep.unwrap_or_default(),
+        saturate,
+        per_tensor_scale,
+        ..Options::new(src, dst, to)
+    };
+    let report = py.detach(|| lowp_io::convert(&opts)).map_err(|e| match e {
+        lowp_io::Error::Invalid(m) => PyValueError::new_err(m),
+        lowp_io::Error::File(m) => PyOSError::new_err(m),
+        lowp_io::Error::Cancelled => PyKeyboardInterrupt::new_err(e.to_string()),
+    })?;
+    let list = PyList::empty(py);
+    for record in report.records() {
+        let dict = PyDict::new(py);
+        for (key, value) in record {
+            dict.set_item(key, to_python(py, &value)?)?;
+        }
+        list.append(dict)?;
+    }
+    Ok(list)
+}
+
+/// A JSON value of a report record as a Python object (numbers stay ints or floats).
+fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(k, to_python(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
