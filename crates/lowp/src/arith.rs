@@ -178,8 +178,11 @@ macro_rules! impl_arith {
 
 crate::for_each_format!(impl_arith);
 
+/// Negation for the signed formats: E8M0 has no sign, so like the unsigned integers it has no
+/// negation.
 macro_rules! impl_neg {
-    ($($t:ident),*) => {$(
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, unsigned, $($rest:ident),*) => {};
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, signed, $($rest:ident),*) => {
         impl Neg for crate::$t {
             type Output = Self;
             /// Flips the sign (exact). In FNUZ formats, zero and NaN are unchanged.
@@ -197,11 +200,7 @@ macro_rules! impl_neg {
                 -*self
             }
         }
-    )*};
+    };
 }
 
-// f8e8m0fnu has no sign, so like the unsigned integers it has no negation.
-impl_neg!(
-    f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f6e2m3fn, f6e3m2fn,
-    f4e2m1fn
-);
+crate::for_each_format!(impl_neg, rows);

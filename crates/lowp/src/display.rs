@@ -51,7 +51,7 @@ use core::fmt;
 
 /// Which formatting trait is asked for.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Style {
+pub(crate) enum Style {
     Display,
     Debug,
     LowerExp,
@@ -148,7 +148,7 @@ impl Buf {
 }
 
 /// Formats the value with bits `bits` of `fmt`, whose exact f32 is `exact`, in the given style.
-fn write_value(
+pub(crate) fn write_value(
     fmt: &Format,
     bits: u32,
     exact: f32,

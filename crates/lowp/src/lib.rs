@@ -129,6 +129,7 @@ mod display;
 mod features;
 pub mod fit;
 pub mod format;
+mod format_ops;
 pub mod hw;
 mod math;
 mod parse;
@@ -149,6 +150,7 @@ pub mod prelude {
 
 pub use convert::{TryFromFloatError, TryFromFloatErrorKind};
 pub use format::Format;
+pub use format_ops::{SliceLengthError, UnknownFormatError};
 pub use parse::{ParseErrorKind, ParseFloatError};
 pub use round::Rounding;
 pub use traits::LowpFloat;

@@ -447,64 +447,135 @@ define_format!(
     f4e2m1fn, u8, formats::F4E2M1FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 
-/// Runs `$m!(type)` for every number type of the crate; the modules that add methods or trait
-/// implementations to all types use it so no type can be forgotten.
+/// Expands code for every number type of the crate: the one list of formats that every other
+/// list (lowp-tensor's dtypes, the command line's tables, the Python module's names) is
+/// generated from, so no format can be forgotten.
+///
+/// Each format is a row `(type, VARIANT, storage, compute, sign, values, width)`:
+/// * `type`: the type's name (`f8e4m3fn`), a path in this crate (`lowp::f8e4m3fn`);
+/// * `VARIANT`: the name in upper case (`F8E4M3FN`), for enum variants;
+/// * `storage`: the integer the bits are stored in (`u16`, `u8`);
+/// * `compute`: the float type its arithmetic is computed in and rounded from (`f32`; `f64`
+///   for E8M0, whose range exceeds f32's);
+/// * `sign`: `signed` or `unsigned`;
+/// * `values`: `ieee` (±infinity and NaN), `finite_nan` (NaN, no infinity), `fnuz` (one NaN
+///   in the negative-zero pattern, no infinity, no -0) or `finite` (every pattern a number);
+/// * `width`: `all_bits` (every pattern of the storage integer is a value) or `low_bits` (the
+///   value lives in the low bits of the byte: FP6 and FP4).
+///
+/// A test checks every row against the type's [`Format`](crate::Format).
+///
+/// Three forms:
+/// * `for_each_format!(m)` calls `m!(type)` for each format;
+/// * `for_each_format!(m, rows)` calls `m!(type, VARIANT, storage, compute, sign, values,
+///   width)` for each format;
+/// * `for_each_format!(m, list)` calls `m!{ (row) (row) ... }` once with every row, for code
+///   that builds one item (an enum, an array) from all formats.
+///
+/// ```
+/// macro_rules! names {
+///     ($(($t:ident, $($rest:tt)*))*) => { [$(stringify!($t)),*] };
+/// }
+/// let names = lowp::for_each_format!(names, list);
+/// assert_eq!(names.len(), lowp::Format::ALL.len());
+/// assert_eq!(names[2], "f8e4m3fn");
+///
+/// macro_rules! max_of {
+///     ($t:ident, $($rest:tt)*) => { lowp::$t::MAX.to_f64() };
+/// }
+/// macro_rules! maxima {
+///     ($(($($row:tt)*))*) => { [$(max_of!($($row)*)),*] };
+/// }
+/// assert_eq!(lowp::for_each_format!(maxima, list)[2], 448.0);
+/// ```
 #[macro_export]
-#[doc(hidden)]
 macro_rules! for_each_format {
     ($m:ident) => {
-        $m!(f16);
-        $m!(bf16);
-        $m!(f8e4m3fn);
-        $m!(f8e5m2);
-        $m!(f8e4m3fnuz);
-        $m!(f8e5m2fnuz);
-        $m!(f8e4m3);
-        $m!(f8e3m4);
-        $m!(f8e8m0fnu);
-        $m!(f6e2m3fn);
-        $m!(f6e3m2fn);
-        $m!(f4e2m1fn);
+        $crate::for_each_format! {@rows each $m}
+    };
+    ($m:ident, rows) => {
+        $crate::for_each_format! {@rows rows $m}
+    };
+    ($m:ident, list) => {
+        $crate::for_each_format! {@rows list $m}
+    };
+    (@rows $how:ident $m:ident) => {
+        $crate::for_each_format! {@emit $how $m
+            (f16, F16, u16, f32, signed, ieee, all_bits)
+            (bf16, BF16, u16, f32, signed, ieee, all_bits)
+            (f8e4m3fn, F8E4M3FN, u8, f32, signed, finite_nan, all_bits)
+            (f8e5m2, F8E5M2, u8, f32, signed, ieee, all_bits)
+            (f8e4m3fnuz, F8E4M3FNUZ, u8, f32, signed, fnuz, all_bits)
+            (f8e5m2fnuz, F8E5M2FNUZ, u8, f32, signed, fnuz, all_bits)
+            (f8e4m3, F8E4M3, u8, f32, signed, ieee, all_bits)
+            (f8e3m4, F8E3M4, u8, f32, signed, ieee, all_bits)
+            (f8e8m0fnu, F8E8M0FNU, u8, f64, unsigned, finite_nan, all_bits)
+            (f6e2m3fn, F6E2M3FN, u8, f32, signed, finite, low_bits)
+            (f6e3m2fn, F6E3M2FN, u8, f32, signed, finite, low_bits)
+            (f4e2m1fn, F4E2M1FN, u8, f32, signed, finite, low_bits)
+        }
+    };
+    (@emit each $m:ident $(($t:ident, $($rest:tt)*))*) => {
+        $($m!($t);)*
+    };
+    (@emit rows $m:ident $(($($row:tt)*))*) => {
+        $($m!($($row)*);)*
+    };
+    (@emit list $m:ident $($row:tt)*) => {
+        $m!{ $($row)* }
     };
 }
 
-/// Constants that only some formats have, each listed with the formats that have it; the
-/// format-description test checks the lists against `Format`.
+/// The constants that only some formats have, chosen by the format's row of
+/// [`for_each_format!`]: infinities where there are any, NaN where there is one, zero where
+/// the format has one (all but E8M0), -0 and -1 where it is signed (no -0 in FNUZ).
 macro_rules! special_constants {
-    (infinity: $($inf:ident),*; nan: $($nan:ident),*; zero: $($zero:ident),*;
-     negative_zero: $($nz:ident),*; signed: $($signed:ident),*) => {
-        $(impl $inf {
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, $sign:ident, $values:ident, $width:ident) => {
+        special_constants!(@infinity $t $values);
+        special_constants!(@nan $t $values);
+        special_constants!(@zero $t $sign);
+        special_constants!(@negative $t $sign $values);
+    };
+    (@infinity $t:ident ieee) => {
+        impl $t {
             /// Positive infinity.
             pub const INFINITY: Self = Self(Self::FORMAT.infinity_bits().unwrap() as _);
             /// Negative infinity.
             pub const NEG_INFINITY: Self =
                 Self((Self::FORMAT.sign_mask() | Self::FORMAT.infinity_bits().unwrap()) as _);
-        })*
-        $(impl $nan {
+        }
+    };
+    (@infinity $t:ident $values:ident) => {};
+    (@nan $t:ident finite) => {};
+    (@nan $t:ident $values:ident) => {
+        impl $t {
             /// The canonical quiet NaN.
             pub const NAN: Self = Self(Self::FORMAT.nan_bits().unwrap() as _);
-        })*
-        $(impl $zero {
+        }
+    };
+    // E8M0, the one unsigned format, has no zero either.
+    (@zero $t:ident unsigned) => {};
+    (@zero $t:ident signed) => {
+        impl $t {
             /// Zero (+0).
             pub const ZERO: Self = Self(0);
-        })*
-        $(impl $nz {
-            /// Negative zero.
-            pub const NEG_ZERO: Self = Self(Self::FORMAT.sign_mask() as _);
-        })*
-        $(impl $signed {
+        }
+    };
+    (@negative $t:ident unsigned $values:ident) => {};
+    (@negative $t:ident signed $values:ident) => {
+        special_constants!(@negative_zero $t $values);
+        impl $t {
             /// Minus one.
             pub const NEG_ONE: Self = Self((Self::FORMAT.sign_mask() | Self::FORMAT.one_bits()) as _);
-        })*
+        }
+    };
+    (@negative_zero $t:ident fnuz) => {};
+    (@negative_zero $t:ident $values:ident) => {
+        impl $t {
+            /// Negative zero.
+            pub const NEG_ZERO: Self = Self(Self::FORMAT.sign_mask() as _);
+        }
     };
 }
 
-special_constants! {
-    infinity: f16, bf16, f8e5m2, f8e4m3, f8e3m4;
-    nan: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu;
-    zero: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f6e2m3fn,
-        f6e3m2fn, f4e2m1fn;
-    negative_zero: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3, f8e3m4, f6e2m3fn, f6e3m2fn, f4e2m1fn;
-    signed: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f6e2m3fn,
-        f6e3m2fn, f4e2m1fn
-}
+crate::for_each_format!(special_constants, rows);

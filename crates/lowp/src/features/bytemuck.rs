@@ -56,15 +56,15 @@ macro_rules! impl_pod {
     };
 }
 
-impl_pod!(f16, u16);
-impl_pod!(bf16, u16);
-impl_pod!(f8e4m3fn, u8);
-impl_pod!(f8e5m2, u8);
-impl_pod!(f8e4m3fnuz, u8);
-impl_pod!(f8e5m2fnuz, u8);
-impl_pod!(f8e4m3, u8);
-impl_pod!(f8e3m4, u8);
-impl_pod!(f8e8m0fnu, u8);
-impl_zeroable!(f6e2m3fn, u8);
-impl_zeroable!(f6e3m2fn, u8);
-impl_zeroable!(f4e2m1fn, u8);
+/// `Pod` where every pattern of the storage integer is a value, only `Zeroable` for FP6 and
+/// FP4, whose upper bits must stay zero.
+macro_rules! impl_bytemuck {
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, $sign:ident, $values:ident, all_bits) => {
+        impl_pod!($t, $storage);
+    };
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, $sign:ident, $values:ident, low_bits) => {
+        impl_zeroable!($t, $storage);
+    };
+}
+
+crate::for_each_format!(impl_bytemuck, rows);

@@ -9,7 +9,7 @@
 //! | `ToPrimitive`, `FromPrimitive`, `NumCast`, `AsPrimitive`, `Bounded`, `One`, `ConstOne`, `FloatConst`, `TotalOrder`, `MulAdd`, `MulAddAssign`, `Inv` | all twelve | |
 //! | `Zero`, `ConstZero`, `Num` | all but `f8e8m0fnu` | E8M0 has no zero |
 //! | `Signed` | all but `f8e8m0fnu` | E8M0 is unsigned (and has no `Neg`) |
-//! | `FloatCore`, `Float` (and so `Real`) | `f16`, `bf16`, `f8e5m2`, `f8e4m3`, `f8e3m4` | they need ±infinity, NaN and -0: the `fn` FP8 formats have no infinity, the `fnuz` ones neither infinity nor -0, FP6/FP4 neither NaN nor infinity, and E8M0 no sign and no zero |
+//! | `FloatCore`, `Float` (and so `Real`) | the formats with ±infinity and NaN (`f16`, `bf16`, `f8e5m2` and the IEEE-like FP8 formats) | they need ±infinity, NaN and -0: the `fn` FP8 formats have no infinity, the `fnuz` ones neither infinity nor -0, FP6/FP4 neither NaN nor infinity, and E8M0 no sign and no zero |
 //!
 //! Semantics:
 //!
@@ -33,10 +33,8 @@
 //!   `powi` is the correctly rounded `powi`, not repeated multiplication.
 
 use crate::round::{self, Decoded, Rounding};
-use crate::{
-    ParseErrorKind, ParseFloatError, bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3, f8e4m3fn,
-    f8e4m3fnuz, f8e5m2, f8e5m2fnuz, f8e8m0fnu, f16,
-};
+use crate::types::*;
+use crate::{ParseErrorKind, ParseFloatError};
 use core::cmp::Ordering;
 use core::num::FpCategory;
 use num_traits::{
@@ -431,8 +429,6 @@ macro_rules! impl_all {
         impl_all!(@int_as $t: i8 from_i8, i16 from_i16, i32 from_i32, i64 from_i64,
             i128 from_i128, isize from_isize, u8 from_u8, u16 from_u16, u32 from_u32,
             u64 from_u64, u128 from_u128, usize from_usize);
-        impl_as_between!($t: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3,
-            f8e3m4, f8e8m0fnu, f6e2m3fn, f6e3m2fn, f4e2m1fn);
     };
 
     (@consts $($c:ident),*) => {$(
@@ -465,6 +461,18 @@ macro_rules! impl_all {
     )*};
 }
 
+/// `AsPrimitive` between every pair of this crate's types (see [`impl_as_between`]).
+macro_rules! impl_as_all_pairs {
+    ($(($t:ident, $($rest:tt)*))*) => {
+        impl_as_all_pairs!(@each [$($t)*] [$($t),*]);
+    };
+    (@each [$first:ident $($more:ident)*] [$($u:ident),*]) => {
+        impl_as_between!($first: $($u),*);
+        impl_as_all_pairs!(@each [$($more)*] [$($u),*]);
+    };
+    (@each [] [$($u:ident),*]) => {};
+}
+
 /// `AsPrimitive` between this crate's types: one rounding from the exact value.
 macro_rules! impl_as_between {
     ($t:ident: $($u:ident),*) => {$(
@@ -478,11 +486,14 @@ macro_rules! impl_as_between {
     )*};
 }
 
+crate::for_each_format!(impl_as_all_pairs, list);
+
 crate::for_each_format!(impl_all);
 
 /// `Zero`, `ConstZero`, `Num` and `Signed`: every type but `f8e8m0fnu`.
 macro_rules! impl_signed_with_zero {
-    ($($t:ident),*) => {$(
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, unsigned, $values:ident, $width:ident) => {};
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, signed, $values:ident, $width:ident) => {
         impl Zero for $t {
             /// +0.
             #[inline]
@@ -535,7 +546,11 @@ macro_rules! impl_signed_with_zero {
             /// `self - other` if `self > other`, else +0; NaN if either is NaN.
             #[inline]
             fn abs_sub(&self, other: &Self) -> Self {
-                if *self <= *other { Self(0) } else { *self - *other }
+                if *self <= *other {
+                    Self(0)
+                } else {
+                    *self - *other
+                }
             }
             /// 1 for positive values and +0, -1 for negative values and -0, NaN for NaN.
             #[inline]
@@ -555,13 +570,10 @@ macro_rules! impl_signed_with_zero {
                 self.is_sign_negative()
             }
         }
-    )*};
+    };
 }
 
-impl_signed_with_zero!(
-    f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f6e2m3fn, f6e3m2fn,
-    f4e2m1fn
-);
+crate::for_each_format!(impl_signed_with_zero, rows);
 
 /// `integer_decode` as num-traits defines it for `f32`: `(mantissa, exponent, sign)` with
 /// `value = sign * mantissa * 2^exponent` for finite values; the implicit bit is included for
@@ -591,7 +603,7 @@ fn integer_decode(fmt: &crate::format::Format, bits: u32) -> (u64, i16, i8) {
 
 /// `FloatCore` and `Float`: the formats with ±infinity, NaN and -0.
 macro_rules! impl_float {
-    ($($t:ident),*) => {$(
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, $sign:ident, ieee, $width:ident) => {
         impl FloatCore for $t {
             #[inline]
             fn infinity() -> Self {
@@ -764,7 +776,8 @@ macro_rules! impl_float {
                 fn copysign(self, sign: Self) -> Self;
             }
         }
-    )*};
+    };
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, $sign:ident, $values:ident, $width:ident) => {};
 }
 
-impl_float!(f16, bf16, f8e5m2, f8e4m3, f8e3m4);
+crate::for_each_format!(impl_float, rows);
