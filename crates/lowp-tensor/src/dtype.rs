@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 /// Generates [`DType`] from one list: variant, name, element type and storage size.
 macro_rules! dtypes {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $ty:ty, $bytes:literal; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $name:expr, $ty:ty, $bytes:expr; )*) => {
         /// The data type of a tensor's elements.
         ///
         /// Every number format of the `lowp` crate, plus the machine types a model needs beside
@@ -47,46 +47,34 @@ macro_rules! dtypes {
     };
 }
 
-dtypes! {
-    /// IEEE binary16 (`lowp::f16`).
-    F16 = "f16", lowp::f16, 2;
-    /// bfloat16 (`lowp::bf16`).
-    BF16 = "bf16", lowp::bf16, 2;
-    /// OCP FP8 E4M3 (`lowp::f8e4m3fn`).
-    F8E4M3FN = "f8e4m3fn", lowp::f8e4m3fn, 1;
-    /// OCP FP8 E5M2 (`lowp::f8e5m2`).
-    F8E5M2 = "f8e5m2", lowp::f8e5m2, 1;
-    /// FP8 E4M3 FNUZ (`lowp::f8e4m3fnuz`).
-    F8E4M3FNUZ = "f8e4m3fnuz", lowp::f8e4m3fnuz, 1;
-    /// FP8 E5M2 FNUZ (`lowp::f8e5m2fnuz`).
-    F8E5M2FNUZ = "f8e5m2fnuz", lowp::f8e5m2fnuz, 1;
-    /// IEEE-like FP8 E4M3 (`lowp::f8e4m3`).
-    F8E4M3 = "f8e4m3", lowp::f8e4m3, 1;
-    /// IEEE-like FP8 E3M4 (`lowp::f8e3m4`).
-    F8E3M4 = "f8e3m4", lowp::f8e3m4, 1;
-    /// The MX scale type E8M0 (`lowp::f8e8m0fnu`).
-    F8E8M0FNU = "f8e8m0fnu", lowp::f8e8m0fnu, 1;
-    /// MX FP6 E2M3 (`lowp::f6e2m3fn`).
-    F6E2M3FN = "f6e2m3fn", lowp::f6e2m3fn, 1;
-    /// MX FP6 E3M2 (`lowp::f6e3m2fn`).
-    F6E3M2FN = "f6e3m2fn", lowp::f6e3m2fn, 1;
-    /// MX FP4 E2M1 (`lowp::f4e2m1fn`).
-    F4E2M1FN = "f4e2m1fn", lowp::f4e2m1fn, 1;
-    /// IEEE binary32.
-    F32 = "f32", f32, 4;
-    /// IEEE binary64.
-    F64 = "f64", f64, 8;
-    /// 8-bit signed integer.
-    I8 = "i8", i8, 1;
-    /// 32-bit signed integer.
-    I32 = "i32", i32, 4;
-    /// 64-bit signed integer.
-    I64 = "i64", i64, 8;
-    /// 8-bit unsigned integer.
-    U8 = "u8", u8, 1;
-    /// Boolean.
-    Bool = "bool", bool, 1;
+/// The dtypes: every lowp format (the rows of `lowp::for_each_format!`, in `lowp`'s order),
+/// then the machine types.
+macro_rules! lowp_and_machine_dtypes {
+    ($(($t:ident, $variant:ident, $storage:ty, $($rest:tt)*))*) => {
+        dtypes! {
+            $(
+                #[doc = concat!("The lowp format [`lowp::", stringify!($t), "`].")]
+                $variant = stringify!($t), lowp::$t, ::core::mem::size_of::<$storage>();
+            )*
+            /// IEEE binary32.
+            F32 = "f32", f32, 4;
+            /// IEEE binary64.
+            F64 = "f64", f64, 8;
+            /// 8-bit signed integer.
+            I8 = "i8", i8, 1;
+            /// 32-bit signed integer.
+            I32 = "i32", i32, 4;
+            /// 64-bit signed integer.
+            I64 = "i64", i64, 8;
+            /// 8-bit unsigned integer.
+            U8 = "u8", u8, 1;
+            /// Boolean.
+            Bool = "bool", bool, 1;
+        }
+    };
 }
+
+lowp::for_each_format!(lowp_and_machine_dtypes, list);
 
 impl DType {
     /// The floating-point dtypes, in [`DType::ALL`]'s order.

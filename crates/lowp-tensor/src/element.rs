@@ -568,36 +568,21 @@ macro_rules! impl_lowp_element {
     };
 }
 
-impl_lowp_element!(F16, f16);
-impl_lowp_element!(BF16, bf16);
-impl_lowp_element!(F8E4M3FN, f8e4m3fn);
-impl_lowp_element!(F8E5M2, f8e5m2);
-impl_lowp_element!(F8E4M3FNUZ, f8e4m3fnuz);
-impl_lowp_element!(F8E5M2FNUZ, f8e5m2fnuz);
-impl_lowp_element!(F8E4M3, f8e4m3);
-impl_lowp_element!(F8E3M4, f8e3m4);
-impl_lowp_element!(F8E8M0FNU, f8e8m0fnu, f64);
-impl_lowp_element!(F6E2M3FN, f6e2m3fn);
-impl_lowp_element!(F6E3M2FN, f6e3m2fn);
-impl_lowp_element!(F4E2M1FN, f4e2m1fn);
+/// [`impl_lowp_element!`] for a row of `lowp::for_each_format!`: each format computes in the
+/// type lowp's own arithmetic uses for it (f32; f64 for E8M0).
+macro_rules! impl_lowp_element_row {
+    ($t:ident, $variant:ident, $storage:ty, $compute:ty, $($rest:tt)*) => {
+        impl_lowp_element!($variant, $t, $compute);
+    };
+}
 
-/// Calls `$m!(Variant, type)` for every floating-point dtype.
+lowp::for_each_format!(impl_lowp_element_row, rows);
+
+/// Calls `$m!(Variant, type)` for every floating-point dtype: the lowp formats, f32, f64
+/// (through `float_rows!`, defined at the crate root so every module sees it).
 macro_rules! for_each_float {
     ($m:ident) => {
-        $m!(F16, lowp::f16);
-        $m!(BF16, lowp::bf16);
-        $m!(F8E4M3FN, lowp::f8e4m3fn);
-        $m!(F8E5M2, lowp::f8e5m2);
-        $m!(F8E4M3FNUZ, lowp::f8e4m3fnuz);
-        $m!(F8E5M2FNUZ, lowp::f8e5m2fnuz);
-        $m!(F8E4M3, lowp::f8e4m3);
-        $m!(F8E3M4, lowp::f8e3m4);
-        $m!(F8E8M0FNU, lowp::f8e8m0fnu);
-        $m!(F6E2M3FN, lowp::f6e2m3fn);
-        $m!(F6E3M2FN, lowp::f6e3m2fn);
-        $m!(F4E2M1FN, lowp::f4e2m1fn);
-        $m!(F32, f32);
-        $m!(F64, f64);
+        lowp::for_each_format!(float_rows, list, $m);
     };
 }
 pub(crate) use for_each_float;

@@ -35,6 +35,17 @@
 //! ```
 #![warn(missing_docs)]
 
+/// `$m!(Variant, type)` for every float dtype, given lowp's list of formats as
+/// `lowp::for_each_format!(float_rows, list, $m)` gives it: the formats, then f32 and f64.
+/// Defined before the modules so that `element::for_each_float!` works in all of them.
+macro_rules! float_rows {
+    ([$m:ident] $(($t:ident, $variant:ident, $($rest:tt)*))*) => {
+        $($m!($variant, lowp::$t);)*
+        $m!(F32, f32);
+        $m!(F64, f64);
+    };
+}
+
 mod blocks;
 mod display;
 pub mod dtype;

@@ -470,7 +470,9 @@ define_format!(
 /// * `for_each_format!(m, rows)` calls `m!(type, VARIANT, storage, compute, sign, values,
 ///   width)` for each format;
 /// * `for_each_format!(m, list)` calls `m!{ (row) (row) ... }` once with every row, for code
-///   that builds one item (an enum, an array) from all formats.
+///   that builds one item (an enum, an array) from all formats;
+/// * `for_each_format!(m, list, tokens)` calls `m!{ [tokens] (row) (row) ... }`, passing
+///   `tokens` (another macro's name, say) through.
 ///
 /// ```
 /// macro_rules! names {
@@ -499,7 +501,10 @@ macro_rules! for_each_format {
     ($m:ident, list) => {
         $crate::for_each_format! {@rows list $m}
     };
-    (@rows $how:ident $m:ident) => {
+    ($m:ident, list, $($extra:tt)+) => {
+        $crate::for_each_format! {@rows (list_with [$($extra)+]) $m}
+    };
+    (@rows $how:tt $m:ident) => {
         $crate::for_each_format! {@emit $how $m
             (f16, F16, u16, f32, signed, ieee, all_bits)
             (bf16, BF16, u16, f32, signed, ieee, all_bits)
@@ -523,6 +528,9 @@ macro_rules! for_each_format {
     };
     (@emit list $m:ident $($row:tt)*) => {
         $m!{ $($row)* }
+    };
+    (@emit (list_with [$($extra:tt)*]) $m:ident $($row:tt)*) => {
+        $m!{ [$($extra)*] $($row)* }
     };
 }
 
