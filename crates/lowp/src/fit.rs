@@ -21,6 +21,7 @@
 //! ```
 
 use crate::LowpFloat;
+use crate::simd::measure::{Lanes, Measure, Plain, Real};
 
 mod sealed {
     /// Only the types this module knows the range of are targets.
@@ -58,11 +59,11 @@ impl<T: LowpFloat> FitTarget for T {
         self.to_f64()
     }
     fn stored_slice(src: &[T], dst: &mut [f64]) {
-        crate::bulk::widen_f64(crate::bulk::active_path(), src, dst);
+        crate::bulk::widen_f64(crate::cpu::active_path(), src, dst);
     }
     fn stored_f32(src: &[T], dst: &mut [f32]) -> bool {
         // Every value of every lowp format is an f32.
-        crate::bulk::widen_f32(crate::bulk::active_path(), src, dst);
+        crate::bulk::widen_f32(crate::cpu::active_path(), src, dst);
         true
     }
     fn limits() -> Limits {
@@ -134,7 +135,7 @@ impl FitSource for f32 {
         Some(src)
     }
     fn round_slice<T: LowpFloat>(src: &[f32], dst: &mut [T], saturate: bool) {
-        crate::bulk::narrow_f32(crate::bulk::active_path(), src, dst, saturate);
+        crate::bulk::narrow_f32(crate::cpu::active_path(), src, dst, saturate);
     }
 }
 
@@ -147,7 +148,7 @@ impl FitSource for f64 {
         Some(src)
     }
     fn round_slice<T: LowpFloat>(src: &[f64], dst: &mut [T], saturate: bool) {
-        crate::bulk::narrow_f64(crate::bulk::active_path(), src, dst, saturate);
+        crate::bulk::narrow_f64(crate::cpu::active_path(), src, dst, saturate);
     }
 }
 
@@ -157,14 +158,14 @@ impl<S: LowpFloat> FitSource for S {
         self.to_f64()
     }
     fn exact_slice(src: &[S], dst: &mut [f64]) {
-        crate::bulk::widen_f64(crate::bulk::active_path(), src, dst);
+        crate::bulk::widen_f64(crate::cpu::active_path(), src, dst);
     }
     fn exact_f32(src: &[S], dst: &mut [f32]) -> bool {
-        crate::bulk::widen_f32(crate::bulk::active_path(), src, dst);
+        crate::bulk::widen_f32(crate::cpu::active_path(), src, dst);
         true
     }
     fn round_slice<T: LowpFloat>(src: &[S], dst: &mut [T], saturate: bool) {
-        crate::bulk::convert(crate::bulk::active_path(), src, dst, saturate);
+        crate::bulk::convert(crate::cpu::active_path(), src, dst, saturate);
     }
 }
 
@@ -265,17 +266,13 @@ impl FitStats {
         // all f32s (the lowp formats, f32 sources) are measured in f32 lanes, twice as many
         // per vector; others in f64.
         let mut total = FitStats::default();
-        match Plain::<f32>::new(&limits, scale) {
+        match Plain::<f32>::new(limits.overflow, limits.min_normal, scale) {
             Some(plain) if S::exact_f32(&[], &mut []) && T::stored_f32(&[], &mut []) => {
                 measure_blocks::<S, T, f32, 8>(src, stored, &plain, &limits, scale, &mut total)
             }
             _ => {
-                let plain = Plain::<f64>::new(&limits, scale).unwrap_or(Plain {
-                    overflow: 0.0,
-                    min_normal: f64::INFINITY,
-                    scale: 1.0,
-                    inverse: 1.0,
-                });
+                let plain = Plain::<f64>::new(limits.overflow, limits.min_normal, scale)
+                    .unwrap_or_else(Plain::nothing);
                 measure_blocks::<S, T, f64, 4>(src, stored, &plain, &limits, scale, &mut total)
             }
         }
@@ -405,31 +402,8 @@ pub fn power_of_two_scale<T: FitTarget>(amax: f64) -> f64 {
 /// Values widened and measured at a time by [`FitStats::measure`].
 const MEASURE_BLOCK: usize = 256;
 
-/// The float type the measuring loop computes in, f32 or f64.
-pub(crate) trait Real:
-    Copy
-    + Default
-    + PartialOrd
-    + core::ops::Add<Output = Self>
-    + core::ops::Sub<Output = Self>
-    + core::ops::Mul<Output = Self>
-    + core::ops::Div<Output = Self>
-    + core::ops::AddAssign
-{
-    /// 0.
-    const ZERO: Self;
-    /// 1.
-    const ONE: Self;
-    /// +∞.
-    const INFINITY: Self;
-    /// The smallest positive normal value, as an f64.
-    const MIN_POSITIVE: f64;
-    /// `|self|`.
-    fn abs(self) -> Self;
-    /// `x` if it is exactly a value of this type.
-    fn exactly(x: f64) -> Option<Self>;
-    /// The value as an f64.
-    fn wide(self) -> f64;
+/// How the measuring loop's float type (f32 or f64) takes in the sources and targets of a fit.
+trait Widen: Real {
     /// Widens `S` values into this type, or answers false (f32 cannot hold every f64).
     fn widen_source<S: FitSource>(src: &[S], dst: &mut [Self]) -> bool;
     /// `src` itself, when it is a slice of this type.
@@ -438,23 +412,7 @@ pub(crate) trait Real:
     fn widen_stored<T: FitTarget>(src: &[T], dst: &mut [Self]) -> bool;
 }
 
-impl Real for f32 {
-    const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
-    const INFINITY: f32 = f32::INFINITY;
-    const MIN_POSITIVE: f64 = f32::MIN_POSITIVE as f64;
-    #[inline(always)]
-    fn abs(self) -> f32 {
-        f32::abs(self)
-    }
-    fn exactly(x: f64) -> Option<f32> {
-        let y = x as f32;
-        (y as f64 == x).then_some(y)
-    }
-    #[inline(always)]
-    fn wide(self) -> f64 {
-        self as f64
-    }
+impl Widen for f32 {
     fn widen_source<S: FitSource>(src: &[S], dst: &mut [f32]) -> bool {
         S::exact_f32(src, dst)
     }
@@ -466,22 +424,7 @@ impl Real for f32 {
     }
 }
 
-impl Real for f64 {
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
-    const INFINITY: f64 = f64::INFINITY;
-    const MIN_POSITIVE: f64 = f64::MIN_POSITIVE;
-    #[inline(always)]
-    fn abs(self) -> f64 {
-        f64::abs(self)
-    }
-    fn exactly(x: f64) -> Option<f64> {
-        Some(x)
-    }
-    #[inline(always)]
-    fn wide(self) -> f64 {
-        self
-    }
+impl Widen for f64 {
     fn widen_source<S: FitSource>(src: &[S], dst: &mut [f64]) -> bool {
         S::exact_slice(src, dst);
         true
@@ -495,39 +438,22 @@ impl Real for f64 {
     }
 }
 
-/// What makes a value plain, in the loop's type: its magnitude `ax` is at least `min_normal`
-/// (of both the target and the loop's type) with `ax * scale` below `overflow`, and its
-/// stored magnitude is finite and at least `min_normal`. For plain values every operation of
-/// the loop is exact but the division of the relative error.
-pub(crate) struct Plain<F> {
-    overflow: F,
-    min_normal: F,
-    scale: F,
-    inverse: F,
-}
-
-impl<F: Real> Plain<F> {
-    /// The thresholds of `limits` and a power-of-two `scale` in type `F`, if they are values of
-    /// it (otherwise the caller measures in f64, or one by one).
-    fn new(limits: &Limits, scale: f64) -> Option<Plain<F>> {
-        let inverse = 1.0 / scale;
-        let power_of_two = scale.to_bits() & ((1 << 52) - 1) == 0 && inverse.is_normal();
-        if !power_of_two {
-            return None;
-        }
-        Some(Plain {
-            overflow: F::exactly(limits.overflow)?,
-            // Below the loop type's own normal range, products and differences could round.
-            min_normal: F::exactly(limits.min_normal.max(F::MIN_POSITIVE))?,
-            scale: F::exactly(scale)?,
-            inverse: F::exactly(inverse)?,
-        })
-    }
+/// Adds the lanes of one block to `total`.
+fn add_lanes<F: Real, const N: usize>(lanes: &Lanes<F, N>, total: &mut FitStats) {
+    let sum = |a: &[F; N]| a.iter().map(|x| x.wide()).sum::<f64>();
+    let max = |a: &[F; N]| a.iter().map(|x| x.wide()).fold(0.0, f64::max);
+    total.exact += sum(&lanes.exact) as u64;
+    total.measured += sum(&lanes.measured) as u64;
+    total.max_rel_error = total.max_rel_error.max(max(&lanes.max_rel_error));
+    total.max_abs_error = total.max_abs_error.max(max(&lanes.max_abs_error));
+    total.rel_error_sum += sum(&lanes.rel_error_sum);
+    total.abs_error_sum += sum(&lanes.abs_error_sum);
+    total.amax = total.amax.max(max(&lanes.amax));
 }
 
 /// Measures `src` stored as `stored` block by block in `N` lanes of `F` (the plain values)
 /// and one by one (the others), into `total`.
-fn measure_blocks<S: FitSource, T: FitTarget, F: Real, const N: usize>(
+fn measure_blocks<S: FitSource, T: FitTarget, F: Widen, const N: usize>(
     src: &[S],
     stored: &[T],
     plain: &Plain<F>,
@@ -539,7 +465,7 @@ fn measure_blocks<S: FitSource, T: FitTarget, F: Real, const N: usize>(
 {
     let mut xs = [F::ZERO; MEASURE_BLOCK];
     let mut ys = [F::ZERO; MEASURE_BLOCK];
-    let path = crate::bulk::active_path();
+    let path = crate::cpu::active_path();
     for (s, t) in src.chunks(MEASURE_BLOCK).zip(stored.chunks(MEASURE_BLOCK)) {
         let y = &mut ys[..s.len()];
         F::widen_stored(t, y);
@@ -557,7 +483,7 @@ fn measure_blocks<S: FitSource, T: FitTarget, F: Real, const N: usize>(
             Some(rare) => rare,
             None => lanes.add(x, y, plain),
         };
-        lanes.total_into(total);
+        add_lanes(&lanes, total);
         if rare > 0 {
             for (&x, &y) in x.iter().zip(y.iter()) {
                 if !plain.is(x.abs(), y.abs()) {
@@ -565,142 +491,6 @@ fn measure_blocks<S: FitSource, T: FitTarget, F: Real, const N: usize>(
                 }
             }
         }
-    }
-}
-
-impl<F: Real> Plain<F> {
-    /// Whether a value of magnitude `ax` stored with magnitude `ay` is plain.
-    #[inline(always)]
-    fn is(&self, ax: F, ay: F) -> bool {
-        (ax >= self.min_normal)
-            & (ax * self.scale < self.overflow)
-            & (ay >= self.min_normal)
-            // Also excludes a stored value that, unscaled, leaves the loop type's range.
-            & (ay * self.inverse < F::INFINITY)
-    }
-}
-
-/// The statistics of the plain values of one block, in `N` independent lanes of `F` so that
-/// no sum waits on the previous element's. Counts are kept as floats (exact: a block is
-/// short): adding a selected 1 vectorizes into two instructions, where turning a bool into an
-/// integer takes several.
-pub(crate) struct Lanes<F, const N: usize> {
-    exact: [F; N],
-    measured: [F; N],
-    max_rel_error: [F; N],
-    max_abs_error: [F; N],
-    rel_error_sum: [F; N],
-    abs_error_sum: [F; N],
-    amax: [F; N],
-}
-
-impl<F: Real, const N: usize> Default for Lanes<F, N> {
-    fn default() -> Self {
-        Lanes {
-            exact: [F::ZERO; N],
-            measured: [F::ZERO; N],
-            max_rel_error: [F::ZERO; N],
-            max_abs_error: [F::ZERO; N],
-            rel_error_sum: [F::ZERO; N],
-            abs_error_sum: [F::ZERO; N],
-            amax: [F::ZERO; N],
-        }
-    }
-}
-
-/// The lane loop, and where the CPU's vector paths compile it.
-pub(crate) trait Measure<F> {
-    /// Runs [`Lanes::add`] compiled for `path`, if it is a vector path the CPU has.
-    fn on_path(
-        path: crate::bulk::Path,
-        lanes: &mut Self,
-        xs: &[F],
-        ys: &[F],
-        plain: &Plain<F>,
-    ) -> Option<u64>;
-}
-
-impl Measure<f32> for Lanes<f32, 8> {
-    fn on_path(
-        path: crate::bulk::Path,
-        lanes: &mut Self,
-        xs: &[f32],
-        ys: &[f32],
-        plain: &Plain<f32>,
-    ) -> Option<u64> {
-        crate::simd::fit_lanes_f32(path, lanes, xs, ys, plain)
-    }
-}
-
-impl Measure<f64> for Lanes<f64, 4> {
-    fn on_path(
-        path: crate::bulk::Path,
-        lanes: &mut Self,
-        xs: &[f64],
-        ys: &[f64],
-        plain: &Plain<f64>,
-    ) -> Option<u64> {
-        crate::simd::fit_lanes_f64(path, lanes, xs, ys, plain)
-    }
-}
-
-impl<F: Real, const N: usize> Lanes<F, N> {
-    /// Measures the plain values of `xs` stored as `ys`; answers how many were not plain.
-    #[inline(always)]
-    pub(crate) fn add(&mut self, xs: &[F], ys: &[F], plain: &Plain<F>) -> u64 {
-        let mut count = [F::ZERO; N];
-        let (x_blocks, x_rest) = xs.as_chunks::<N>();
-        let (y_blocks, y_rest) = ys.as_chunks::<N>();
-        for (x, y) in x_blocks.iter().zip(y_blocks) {
-            for l in 0..N {
-                count[l] += self.one(l, x[l], y[l], plain);
-            }
-        }
-        for (&x, &y) in x_rest.iter().zip(y_rest) {
-            count[0] += self.one(0, x, y, plain);
-        }
-        let plain_count: f64 = count.iter().map(|c| c.wide()).sum();
-        xs.len() as u64 - plain_count as u64
-    }
-
-    /// Measures one value in lane `l` if it is plain; answers 1 if it is, 0 if not. Every test
-    /// is a mask, every update unconditional.
-    #[inline(always)]
-    fn one(&mut self, l: usize, x: F, y: F, plain: &Plain<F>) -> F {
-        let max = |a: F, b: F| if b > a { b } else { a };
-        let one = |m: bool| if m { F::ONE } else { F::ZERO };
-        let ax = x.abs();
-        let is = plain.is(ax, y.abs());
-        // Exact for plain values: `inverse` is a power of two, and a rounding is within a
-        // factor of two of the value (Sterbenz).
-        let abs = (y * plain.inverse - x).abs();
-        let rel = abs / ax;
-        let (abs, rel, ax) = if is {
-            (abs, rel, ax)
-        } else {
-            (F::ZERO, F::ZERO, F::ZERO)
-        };
-        self.exact[l] += one(is & (abs == F::ZERO));
-        self.measured[l] += one(is);
-        self.amax[l] = max(self.amax[l], ax);
-        self.max_abs_error[l] = max(self.max_abs_error[l], abs);
-        self.max_rel_error[l] = max(self.max_rel_error[l], rel);
-        self.abs_error_sum[l] += abs;
-        self.rel_error_sum[l] += rel;
-        one(is)
-    }
-
-    /// Adds the lanes to `total`.
-    fn total_into(&self, total: &mut FitStats) {
-        let sum = |a: &[F; N]| a.iter().map(|x| x.wide()).sum::<f64>();
-        let max = |a: &[F; N]| a.iter().map(|x| x.wide()).fold(0.0, f64::max);
-        total.exact += sum(&self.exact) as u64;
-        total.measured += sum(&self.measured) as u64;
-        total.max_rel_error = total.max_rel_error.max(max(&self.max_rel_error));
-        total.max_abs_error = total.max_abs_error.max(max(&self.max_abs_error));
-        total.rel_error_sum += sum(&self.rel_error_sum);
-        total.abs_error_sum += sum(&self.abs_error_sum);
-        total.amax = total.amax.max(max(&self.amax));
     }
 }
 

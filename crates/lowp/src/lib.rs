@@ -90,7 +90,8 @@
 //! # Hardware
 //!
 //! With the `std` feature on x86, `f16::from_f32`, `f16::from_f64` and `f16::to_f32` use the
-//! F16C instructions when the CPU has them (detected once, then cached); they give the same bits
+//! F16C instructions when the process runs a vector path ([`cpu`] decides, once, for the whole
+//! process; `LOWP_FORCE_PATH=portable` pins everything to software); they give the same bits
 //! as the software engine on every input, which the tests check exhaustively for f32 inputs and
 //! on tens of millions of f64 inputs (`from_f64` first rounds to odd at f32 precision, so it is
 //! still rounded once). bf16 and the narrower formats have no conversion instruction on these
@@ -124,6 +125,7 @@ pub mod bulk;
 mod classify;
 mod cmp;
 mod convert;
+pub mod cpu;
 mod decimal;
 mod display;
 mod features;

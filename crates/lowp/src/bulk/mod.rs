@@ -26,7 +26,8 @@
 //!
 //! The work is done by one of several [`Path`]s: vector code for AVX-512 (with the BF16 and
 //! FP16 extensions where present) or AVX2 and F16C, or a portable loop. The best path the CPU
-//! has is chosen on first use and kept ([`active_path`]); the environment variable
+//! has is chosen on first use and kept ([`active_path`], decided in [`crate::cpu`], which the
+//! rest of the crate and `lowp-tensor` ask too); the environment variable
 //! `LOWP_FORCE_PATH` (`portable`, `f16c`, `avx512`, `avx512bf16`, `avx512fp16`) pins another,
 //! and the `Path` methods run a given path directly:
 //!
@@ -54,19 +55,18 @@
 mod packed;
 #[cfg(feature = "rayon")]
 mod parallel;
-mod path;
 mod portable;
 mod slice;
 
+pub use crate::cpu::{
+    FORCE_PATH_VAR, ForcedPathError, Path, UnknownPath, UnsupportedPath, active_path,
+    forced_path_error,
+};
 pub use packed::{pack_f4, pack_f4_from_f32, unpack_f4, unpack_f4_to_f32};
 #[cfg(feature = "std")]
 pub use packed::{pack_f4_vec, unpack_f4_vec};
 #[cfg(feature = "rayon")]
 pub use parallel::LowpParSliceExt;
-pub use path::{
-    FORCE_PATH_VAR, ForcedPathError, Path, UnknownPath, UnsupportedPath, active_path,
-    forced_path_error,
-};
 pub use portable::random_bits;
 pub use slice::LowpSliceExt;
 #[cfg(feature = "std")]

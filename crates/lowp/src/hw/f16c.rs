@@ -12,10 +12,11 @@ use core::arch::x86_64::{
     _mm_cvtss_f32, _mm_set_ss,
 };
 
-/// Whether this CPU has F16C (std caches the answer after the first call).
+/// Whether to use F16C: [`crate::cpu`] decides (the CPU has it and the process runs a vector
+/// path), so `LOWP_FORCE_PATH=portable` reaches the scalar conversions too.
 #[inline(always)]
 pub(crate) fn available() -> bool {
-    std::is_x86_feature_detected!("f16c")
+    crate::cpu::scalar_f16c()
 }
 
 /// f32 to f16 bits, rounding to nearest even, with `vcvtps2ph`; `None` without F16C.

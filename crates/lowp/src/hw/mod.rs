@@ -29,14 +29,8 @@ mod fallback {
 #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
 pub(crate) use fallback::{f16_from_f32, f16_from_f64, f16_to_f32};
 
-/// Whether the scalar conversions use the F16C instructions on this machine.
+/// Whether the scalar conversions use the F16C instructions in this process: the same
+/// answer as [`crate::cpu::scalar_f16c`], which decides it.
 pub fn f16c_in_use() -> bool {
-    #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
-    {
-        f16c::available()
-    }
-    #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
-    {
-        false
-    }
+    crate::cpu::scalar_f16c()
 }

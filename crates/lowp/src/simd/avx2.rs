@@ -238,11 +238,6 @@ fn low_halves(m: __m256d) -> __m128i {
     }
 }
 
-/// Whether this CPU has AVX2 and F16C.
-pub(crate) fn available() -> bool {
-    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c")
-}
-
 super::entry_points!(path, "avx2,f16c", Avx2(()));
 
 #[cfg(test)]
@@ -256,7 +251,7 @@ mod tests {
     /// patterns, against the scalar engine, so a future format that needs it finds it working.
     #[test]
     fn the_integer_method_matches_the_engine_for_every_format() {
-        if !available() {
+        if !crate::cpu::Path::F16c.is_supported() {
             return;
         }
         // SAFETY: the CPU has AVX2 and F16C, checked just above.

@@ -271,24 +271,6 @@ fn truncate(x: __m512d) -> (__m256i, __mmask8) {
     }
 }
 
-/// Whether this CPU has AVX-512 F and BW and F16C.
-pub(crate) fn available() -> bool {
-    std::is_x86_feature_detected!("avx512f")
-        && std::is_x86_feature_detected!("avx512bw")
-        && std::is_x86_feature_detected!("avx2")
-        && std::is_x86_feature_detected!("f16c")
-}
-
-/// Whether this CPU also has AVX512-BF16.
-pub(crate) fn bf16_available() -> bool {
-    available() && std::is_x86_feature_detected!("avx512bf16")
-}
-
-/// Whether this CPU also has AVX512-BF16 and AVX512-FP16.
-pub(crate) fn fp16_available() -> bool {
-    bf16_available() && std::is_x86_feature_detected!("avx512fp16")
-}
-
 super::entry_points!(
     plain,
     "avx512f,avx512bw,avx2,f16c",

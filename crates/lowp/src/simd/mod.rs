@@ -18,8 +18,10 @@ mod kernel;
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
 mod plan;
 
+pub(crate) mod measure;
+
 use crate::LowpFloat;
-use crate::bulk::Path;
+use crate::cpu::Path;
 
 /// Defines, in a module `$name`, the four entry points of a path: the generic kernels
 /// compiled with the path's target features, with its token.
@@ -60,24 +62,24 @@ macro_rules! entry_points {
             pub(crate) fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
                 kernel::widen_f64($token, src, dst, super::super::streams(dst))
             }
-            /// Measures a block of [`crate::fit::FitStats::measure`] in f32: its portable
-            /// loop, compiled for this path's vector width.
+            /// Measures a block of [`crate::fit::FitStats::measure`] in f32: the portable loop
+            /// of [`super::super::measure`], compiled for this path's vector width.
             #[target_feature(enable = $features)]
             pub(crate) fn fit_lanes_f32(
-                lanes: &mut crate::fit::Lanes<f32, 8>,
+                lanes: &mut crate::simd::measure::Lanes<f32, 8>,
                 xs: &[f32],
                 ys: &[f32],
-                plain: &crate::fit::Plain<f32>,
+                plain: &crate::simd::measure::Plain<f32>,
             ) -> u64 {
                 lanes.add(xs, ys, plain)
             }
             /// [`fit_lanes_f32`] in f64.
             #[target_feature(enable = $features)]
             pub(crate) fn fit_lanes_f64(
-                lanes: &mut crate::fit::Lanes<f64, 4>,
+                lanes: &mut crate::simd::measure::Lanes<f64, 4>,
                 xs: &[f64],
                 ys: &[f64],
-                plain: &crate::fit::Plain<f64>,
+                plain: &crate::simd::measure::Plain<f64>,
             ) -> u64 {
                 lanes.add(xs, ys, plain)
             }
@@ -91,30 +93,13 @@ use entry_points;
 /// in the caches anyway, and skipping the read of each destination line before writing it
 /// saves a third of the memory traffic. Smaller outputs are likely to be read again soon, and
 /// ordinary stores leave them in cache for that.
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
 pub(crate) const STREAM_FROM_BYTES: usize = 8 << 20;
 
 /// Whether to write `dst` with non-temporal stores.
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
 fn streams<D>(dst: &[D]) -> bool {
     core::mem::size_of_val(dst) >= STREAM_FROM_BYTES
-}
-
-/// Whether the CPU can run `path` (uncached; [`Path::is_supported`] caches it).
-pub(crate) fn cpu_has(path: Path) -> bool {
-    #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
-    {
-        match path {
-            Path::Portable => true,
-            Path::F16c => avx2::available(),
-            Path::Avx512 => avx512::available(),
-            Path::Avx512Bf16 => avx512::bf16_available(),
-            Path::Avx512Fp16 => avx512::fp16_available(),
-        }
-    }
-    #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
-    {
-        path == Path::Portable
-    }
 }
 
 /// Generates a dispatcher: runs the entry point of a supported vector `path` and answers
@@ -146,19 +131,19 @@ macro_rules! dispatch {
     };
 }
 
-/// Generates a dispatcher for a block of [`crate::fit::FitStats::measure`]: runs the entry
-/// point of a supported vector `path` and gives its answer, or gives `None` (the portable
-/// path, or one the CPU lacks) having done nothing.
+/// Generates a dispatcher for a block of [`crate::fit::FitStats::measure`] (the loop of
+/// [`measure`]): runs the entry point of a supported vector `path` and gives its answer, or
+/// gives `None` (the portable path, or one the CPU lacks) having done nothing.
 macro_rules! fit_dispatch {
     ($(#[$doc:meta])* $fn:ident($f:ty, $n:literal)) => {
         $(#[$doc])*
         #[allow(unused_variables)]
         pub(crate) fn $fn(
             path: Path,
-            lanes: &mut crate::fit::Lanes<$f, $n>,
+            lanes: &mut crate::simd::measure::Lanes<$f, $n>,
             xs: &[$f],
             ys: &[$f],
-            plain: &crate::fit::Plain<$f>,
+            plain: &crate::simd::measure::Plain<$f>,
         ) -> Option<u64> {
             if path == Path::Portable || !path.is_supported() {
                 return None;

@@ -1,7 +1,135 @@
-//! The conversion paths, which of them this CPU has, and the one chosen for the process.
+//! The one place that decides which instructions lowp runs: the CPU's features, detected once
+//! and cached, and the [`Path`] the process uses, chosen once from them and from the
+//! `LOWP_FORCE_PATH` environment variable.
+//!
+//! Everything with a hardware variant asks here: the slice conversions of [`crate::bulk`]
+//! run on [`active_path`]; the scalar `f16` conversions use F16C's `vcvtps2ph`/`vcvtph2ps`
+//! exactly when [`scalar_f16c`] says so (that is, unless `LOWP_FORCE_PATH=portable`); and
+//! other crates (`lowp-tensor`'s kernels) ask [`has`] and [`active_path`] rather than
+//! detecting for themselves, so that one variable pins every vector path of the process to
+//! the portable code. Every path gives the same bits as the portable one on every input.
+//!
+//! ```
+//! use lowp::cpu::{self, Feature, Path};
+//!
+//! // What this machine has, and what the process runs.
+//! for f in Feature::ALL {
+//!     println!("{f}: {}", cpu::has(f));
+//! }
+//! let path = cpu::active_path();
+//! assert!(path.is_supported());
+//! assert!(Path::Portable.is_supported());
+//! // F16C is one of a vector path's instructions: the scalar f16 conversions use it exactly
+//! // when the process runs a vector path.
+//! assert_eq!(cpu::scalar_f16c(), path >= Path::F16c);
+//! ```
 
 use core::fmt;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU16, Ordering};
+
+/// An instruction-set extension some code of lowp (or of the crates built on it) uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Feature {
+    /// x86 AVX2 (256-bit integer vectors).
+    Avx2,
+    /// x86 FMA3 (fused multiply-add on vectors).
+    Fma,
+    /// x86 F16C (`vcvtps2ph`, `vcvtph2ps`: f32 <-> f16).
+    F16c,
+    /// x86 AVX-512 Foundation.
+    Avx512F,
+    /// x86 AVX-512 Byte and Word instructions.
+    Avx512Bw,
+    /// x86 AVX512-BF16 (`vcvtneps2bf16`, `vdpbf16ps`).
+    Avx512Bf16,
+    /// x86 AVX512-FP16 (`vcvtps2phx`, `vcvtph2psx`, f16 arithmetic).
+    Avx512Fp16,
+}
+
+impl Feature {
+    /// Every feature, in the order of the enum.
+    pub const ALL: [Feature; 7] = [
+        Feature::Avx2,
+        Feature::Fma,
+        Feature::F16c,
+        Feature::Avx512F,
+        Feature::Avx512Bw,
+        Feature::Avx512Bf16,
+        Feature::Avx512Fp16,
+    ];
+
+    /// The feature's name as `/proc/cpuinfo` and `is_x86_feature_detected!` spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Feature::Avx2 => "avx2",
+            Feature::Fma => "fma",
+            Feature::F16c => "f16c",
+            Feature::Avx512F => "avx512f",
+            Feature::Avx512Bw => "avx512bw",
+            Feature::Avx512Bf16 => "avx512bf16",
+            Feature::Avx512Fp16 => "avx512fp16",
+        }
+    }
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether this CPU has `feature`: detected on the first call, then a cached bit test.
+/// Without the `std` feature, or off x86, always false (detection needs the standard library).
+pub fn has(feature: Feature) -> bool {
+    detected() & (1 << feature as u16) != 0
+}
+
+/// Bit `f as u16` set for each feature the CPU has; bit 15 marks the set as computed.
+static DETECTED: AtomicU16 = AtomicU16::new(0);
+
+fn detected() -> u16 {
+    let bits = DETECTED.load(Ordering::Relaxed);
+    if bits != 0 {
+        return bits;
+    }
+    let mut bits = 1 << 15;
+    for f in Feature::ALL {
+        if detect(f) {
+            bits |= 1 << f as u16;
+        }
+    }
+    DETECTED.store(bits, Ordering::Relaxed);
+    bits
+}
+
+/// Asks the CPU (through std's detection, which also checks that the OS saves the registers).
+#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+fn detect(feature: Feature) -> bool {
+    match feature {
+        Feature::Avx2 => std::is_x86_feature_detected!("avx2"),
+        Feature::Fma => std::is_x86_feature_detected!("fma"),
+        Feature::F16c => std::is_x86_feature_detected!("f16c"),
+        Feature::Avx512F => std::is_x86_feature_detected!("avx512f"),
+        Feature::Avx512Bw => std::is_x86_feature_detected!("avx512bw"),
+        Feature::Avx512Bf16 => std::is_x86_feature_detected!("avx512bf16"),
+        Feature::Avx512Fp16 => std::is_x86_feature_detected!("avx512fp16"),
+    }
+}
+
+#[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
+fn detect(_: Feature) -> bool {
+    false
+}
+
+/// Whether the scalar `f16` conversions (`f16::from_f32`, `from_f64`, `to_f32`) use the F16C
+/// instructions: exactly when [`active_path`] is a vector path (every vector path includes
+/// F16C), so `LOWP_FORCE_PATH=portable` pins them to the software engine too. Both give the
+/// same bits on every input.
+#[inline]
+pub fn scalar_f16c() -> bool {
+    active_path() != Path::Portable
+}
 
 /// A way of converting whole slices, from the portable loop to the widest vector instructions.
 ///
@@ -64,10 +192,22 @@ impl Path {
             .find(|p| p.name().eq_ignore_ascii_case(name.trim()))
     }
 
-    /// Whether this CPU can run the path (checked once, then cached). Without the `std`
-    /// feature, or off x86, only [`Path::Portable`].
+    /// The CPU features the path needs (each path needs those of the path below it too).
+    pub const fn features(self) -> &'static [Feature] {
+        use Feature::*;
+        match self {
+            Path::Portable => &[],
+            Path::F16c => &[Avx2, F16c],
+            Path::Avx512 => &[Avx2, F16c, Avx512F, Avx512Bw],
+            Path::Avx512Bf16 => &[Avx2, F16c, Avx512F, Avx512Bw, Avx512Bf16],
+            Path::Avx512Fp16 => &[Avx2, F16c, Avx512F, Avx512Bw, Avx512Bf16, Avx512Fp16],
+        }
+    }
+
+    /// Whether this CPU can run the path: it has every one of [`Path::features`] (detected
+    /// once, then cached). Without the `std` feature, or off x86, only [`Path::Portable`].
     pub fn is_supported(self) -> bool {
-        supported_mask() & (1 << self as u8) != 0
+        self.features().iter().all(|&f| has(f))
     }
 
     /// The paths this CPU can run, slowest first.
@@ -155,10 +295,11 @@ impl fmt::Display for ForcedPathError {
 #[cfg(feature = "std")]
 impl std::error::Error for ForcedPathError {}
 
-/// The environment variable that pins [`active_path`].
+/// The environment variable that pins [`active_path`] (set but empty, it is as if unset).
 pub const FORCE_PATH_VAR: &str = "LOWP_FORCE_PATH";
 
-/// The path the slice conversions use: the one `LOWP_FORCE_PATH` names when it is set to a path
+/// The path the process uses (the slice conversions, and through [`scalar_f16c`] the scalar
+/// `f16` conversions): the one `LOWP_FORCE_PATH` names when it is set to a path
 /// this CPU can run, else [`Path::best`]. Decided on the first call and kept for the life of
 /// the process; a `LOWP_FORCE_PATH` that cannot be followed is ignored, and
 /// [`forced_path_error`] says why.
@@ -179,12 +320,13 @@ pub fn forced_path_error() -> Option<ForcedPathError> {
 }
 
 static ACTIVE: AtomicU8 = AtomicU8::new(0);
-static SUPPORTED: AtomicU8 = AtomicU8::new(0);
 
 /// The active path and why the forced one was refused.
 fn choose() -> (Path, Option<ForcedPathError>) {
     #[cfg(feature = "std")]
-    if let Ok(name) = std::env::var(FORCE_PATH_VAR) {
+    if let Ok(name) = std::env::var(FORCE_PATH_VAR)
+        && !name.trim().is_empty()
+    {
         return match Path::from_name(&name) {
             Some(p) if p.is_supported() => (p, None),
             Some(p) => (Path::best(), Some(ForcedPathError::Unsupported(p))),
@@ -192,20 +334,4 @@ fn choose() -> (Path, Option<ForcedPathError>) {
         };
     }
     (Path::best(), None)
-}
-
-/// Bit `p as u8` set for each supported path; bit 7 marks the mask as computed.
-fn supported_mask() -> u8 {
-    let mask = SUPPORTED.load(Ordering::Relaxed);
-    if mask != 0 {
-        return mask;
-    }
-    let mut mask = 0x80 | 1 << Path::Portable as u8;
-    for p in Path::ALL {
-        if crate::simd::cpu_has(p) {
-            mask |= 1 << p as u8;
-        }
-    }
-    SUPPORTED.store(mask, Ordering::Relaxed);
-    mask
 }

@@ -1,0 +1,93 @@
+//! `lowp::cpu`, the one place that decides which instructions run: its feature detection
+//! against the kernel's own list (an independent reading of the CPU), the path ladder, and
+//! the scalar F16C conversions following the process's path.
+
+use lowp::cpu::{self, Feature, Path};
+
+/// The CPU flags Linux reports, as `/proc/cpuinfo` spells them; `None` elsewhere.
+fn linux_cpu_flags() -> Option<Vec<String>> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("flags"))?;
+    let (_, flags) = line.split_once(':')?;
+    Some(flags.split_whitespace().map(str::to_owned).collect())
+}
+
+#[test]
+#[cfg(all(target_os = "linux", any(target_arch = "x86", target_arch = "x86_64")))]
+fn detection_agrees_with_the_kernels_flags() {
+    let Some(flags) = linux_cpu_flags() else {
+        return;
+    };
+    // Linux's names, written out here rather than taken from `Feature::name`.
+    let linux_name = |f: Feature| match f {
+        Feature::Avx2 => "avx2",
+        Feature::Fma => "fma",
+        Feature::F16c => "f16c",
+        Feature::Avx512F => "avx512f",
+        Feature::Avx512Bw => "avx512bw",
+        Feature::Avx512Bf16 => "avx512_bf16",
+        Feature::Avx512Fp16 => "avx512_fp16",
+        _ => unreachable!("a feature this test does not know: add it"),
+    };
+    for f in Feature::ALL {
+        let listed = flags.iter().any(|x| x == linux_name(f));
+        assert_eq!(cpu::has(f), listed, "{f}: detected vs /proc/cpuinfo");
+    }
+}
+
+#[test]
+fn the_paths_are_a_ladder_of_features() {
+    assert!(Path::Portable.is_supported());
+    assert!(Path::Portable.features().is_empty());
+    for pair in Path::ALL.windows(2) {
+        let (lower, higher) = (pair[0], pair[1]);
+        for f in lower.features() {
+            assert!(
+                higher.features().contains(f),
+                "{higher} lacks {f} of {lower}"
+            );
+        }
+        assert!(higher.features().len() > lower.features().len());
+        if higher.is_supported() {
+            assert!(lower.is_supported(), "{higher} runs but {lower} does not");
+        }
+    }
+    for p in Path::ALL {
+        assert_eq!(
+            p.is_supported(),
+            p.features().iter().all(|&f| cpu::has(f)),
+            "{p}"
+        );
+    }
+    assert!(cpu::active_path().is_supported());
+}
+
+#[test]
+fn the_scalar_f16c_conversions_follow_the_active_path() {
+    let vector = cpu::active_path() != Path::Portable;
+    assert_eq!(cpu::scalar_f16c(), vector);
+    assert_eq!(lowp::hw::f16c_in_use(), vector);
+    if vector {
+        assert!(cpu::has(Feature::F16c));
+    }
+    // Pinned to portable, nothing but the software engine runs.
+    if std::env::var(cpu::FORCE_PATH_VAR).as_deref() == Ok("portable") {
+        assert!(!cpu::scalar_f16c());
+    }
+}
+
+#[test]
+fn the_bulk_module_names_the_same_decision() {
+    assert_eq!(lowp::bulk::active_path(), cpu::active_path());
+    assert_eq!(lowp::bulk::Path::best(), cpu::Path::best());
+}
+
+#[test]
+fn feature_names_are_distinct_and_lower_case() {
+    let names: Vec<_> = Feature::ALL.iter().map(|f| f.name()).collect();
+    for (i, n) in names.iter().enumerate() {
+        assert_eq!(n.to_ascii_lowercase(), *n);
+        assert!(!names[..i].contains(n), "{n} twice");
+        assert_eq!(Feature::ALL[i].to_string(), *n);
+    }
+}
