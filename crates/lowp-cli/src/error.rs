@@ -38,14 +38,6 @@ impl CliError {
         }
     }
 
-    /// The error with `what: ` in front of its message (the tensor it concerns).
-    pub fn about(self, what: &str) -> Self {
-        CliError {
-            message: format!("{what}: {}", self.message),
-            ..self
-        }
-    }
-
     /// Turns clap's error for a bad option value into one line naming the valid choices.
     /// Returns `None` for the other errors (and for `--help`), which clap prints itself.
     pub fn from_clap(err: &clap::Error) -> Option<Self> {
@@ -87,3 +79,19 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+impl From<lowp_analysis::Error> for CliError {
+    /// Invalid requests are usage errors (2), failures I/O errors (1), a cancelled run an
+    /// interruption (130).
+    fn from(err: lowp_analysis::Error) -> Self {
+        let code = match err {
+            lowp_analysis::Error::Invalid(_) => USAGE,
+            lowp_analysis::Error::Failure(_) => IO,
+            lowp_analysis::Error::Cancelled => INTERRUPTED,
+        };
+        CliError {
+            message: err.to_string(),
+            code,
+        }
+    }
+}

@@ -1,8 +1,5 @@
-//! The reports of the `lowp` command, as a library: `lowp formats` ([`formats::table`]) and
-//! `lowp inspect` ([`inspect::run`]), with the format registry and the table rendering they
-//! share. The binary (`main.rs`) adds the command line and `lowp bench`; the Python module
-//! (crate `lowp-py`) returns the same tables as `lowp.formats()` and `lowp.inspect()`, so both
-//! show the same figures from one implementation.
+//! The `lowp` command is a binary (`src/main.rs`); its reports live in the library crate
+//! `lowp-analysis`. This library target only compiles the README's examples as doc tests.
 #![forbid(unsafe_code)]
 
 /// The README's examples, compiled and run as doc tests here, in the crate that depends on
@@ -10,13 +7,3 @@
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
-
-pub mod bits;
-pub mod error;
-pub mod formats;
-pub mod input;
-pub mod inspect;
-pub mod number;
-pub mod output;
-pub mod registry;
-pub mod rounding;

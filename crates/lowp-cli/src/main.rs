@@ -18,21 +18,25 @@
 //! module, and [`output`] renders the tables they build.
 #![forbid(unsafe_code)]
 
-mod analysis;
 mod bench;
 mod convert;
+mod error;
 mod interrupt;
 mod kernels;
+mod output;
+mod progress;
 mod train;
 mod train_plot;
 
-// The reports live in the library half of this package (`src/lib.rs`), which the Python module
-// shares; bringing them in at the root keeps `crate::output` and the like working here.
-use lowp_cli::{error, formats, inspect, number, output, registry};
+// The reports and analyses live in the library crate lowp-analysis, which the Python module
+// shares; this binary adds the command line, progress bars, Ctrl-C and exit codes.
+use lowp_analysis::{
+    accumulate, conversion, error_table, formats, inspect, plot, registry, report,
+};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use error::CliError;
-use registry::FormatOps;
+use lowp::Format;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -121,12 +125,12 @@ enum Command {
 #[command(after_help = format!(
     "Formats: {}\nFunctions: {}",
     registry::names(),
-    analysis::error_table::ordered(&[]).join(", ")
+    error_table::ordered(&[]).join(", ")
 ))]
 struct ErrorTableArgs {
     /// Formats to measure, comma separated or repeated (default: every format).
     #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = parse_format)]
-    formats: Vec<&'static FormatOps>,
+    formats: Vec<&'static Format>,
 
     /// Functions to measure, comma separated or repeated (default: every function).
     #[arg(long, value_name = "FUNCTION", value_delimiter = ',', value_parser = parse_function)]
@@ -144,7 +148,7 @@ struct ErrorTableArgs {
 struct ConversionErrorArgs {
     /// Formats to measure, comma separated or repeated (default: every format).
     #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = parse_format)]
-    formats: Vec<&'static FormatOps>,
+    formats: Vec<&'static Format>,
 
     /// Output style: an aligned table, Markdown, CSV, or JSON (one record per format and
     /// range).
@@ -158,7 +162,7 @@ struct ConversionErrorArgs {
 struct AccumulateArgs {
     /// The format to sum in (any but the scale type f8e8m0fnu).
     #[arg(long, value_name = "FORMAT", value_parser = parse_format, default_value = "f16")]
-    format: &'static FormatOps,
+    format: &'static Format,
 
     /// How many values to sum (1 to 100,000,000).
     #[arg(long, value_name = "N", default_value_t = 100_000,
@@ -211,7 +215,7 @@ struct ReportArgs {
 
     /// Formats to cover, comma separated or repeated (default: every format).
     #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = parse_format)]
-    formats: Vec<&'static FormatOps>,
+    formats: Vec<&'static Format>,
 }
 
 /// Arguments of `lowp formats`.
@@ -248,12 +252,12 @@ struct InspectArgs {
     /// Formats to round the value into, comma separated or repeated (default: every format,
     /// or none but the --as format).
     #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = parse_format)]
-    to: Vec<&'static FormatOps>,
+    to: Vec<&'static Format>,
 
     /// Read VALUE as a bit pattern of this format (a decimal VALUE is rounded into it first);
     /// the --to formats then convert that value.
     #[arg(long = "as", value_name = "FORMAT", value_parser = parse_format)]
-    as_format: Option<&'static FormatOps>,
+    as_format: Option<&'static Format>,
 
     /// Output style: an aligned table for people or a JSON object for programs.
     #[arg(long, value_enum, value_name = "STYLE", default_value_t = InspectStyle::Table)]
@@ -270,13 +274,13 @@ enum InspectStyle {
 }
 
 /// clap's parser for format names.
-fn parse_format(name: &str) -> Result<&'static FormatOps, CliError> {
-    registry::lookup(name)
+fn parse_format(name: &str) -> Result<&'static Format, CliError> {
+    Ok(registry::lookup(name)?)
 }
 
 /// clap's parser for function names.
 fn parse_function(name: &str) -> Result<&'static str, CliError> {
-    analysis::error_table::parse_function(name)
+    Ok(error_table::parse_function(name)?)
 }
 
 /// A table in the chosen style.
@@ -304,8 +308,10 @@ fn run(cli: Cli) -> Result<String, CliError> {
         Command::Kernels(args) => kernels::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::ErrorTable(args) => {
-            use analysis::error_table::{View, human, run, table};
-            let rows = run(&args.formats, &args.functions)?;
+            use error_table::{View, human, table};
+            let rows = progress::with_control(|ctl| {
+                error_table::run(&args.formats, &args.functions, ctl)
+            })?;
             Ok(match args.format {
                 TableStyle::Table => human(&rows, false),
                 TableStyle::Markdown => human(&rows, true),
@@ -313,35 +319,61 @@ fn run(cli: Cli) -> Result<String, CliError> {
             })
         }
         Command::ConversionError(args) => {
-            let measured = analysis::conversion::run_command(&args.formats)?;
-            Ok(render(&analysis::conversion::table(&measured), args.format))
+            let measured = progress::with_control(|ctl| conversion::run(&args.formats, ctl))?;
+            Ok(render(&conversion::table(&measured), args.format))
         }
-        Command::Accumulate(args) => {
-            let distribution = match args.distribution {
-                DistributionArg::Uniform => analysis::accumulate::Distribution::Uniform,
-                DistributionArg::Normal => analysis::accumulate::Distribution::Normal,
-            };
-            analysis::accumulate::run_command(
-                args.format,
-                args.n,
-                distribution,
-                args.seed,
-                args.plot.as_deref(),
-                args.json,
-            )
-        }
+        Command::Accumulate(args) => run_accumulate(&args),
         Command::Plot(args) => {
-            let paths = analysis::plot::write_all(&args.out, &analysis::plot::all()?)?;
+            let paths = plot::write_all(&args.out, &plot::all()?)?;
             Ok(paths
                 .iter()
                 .map(|p| format!("wrote {}\n", p.display()))
                 .collect())
         }
         Command::Report(args) => {
-            analysis::report::run(&args.out, &analysis::formats_or_all(&args.formats))
+            let written = progress::with_control(|ctl| report::run(&args.out, &args.formats, ctl))?;
+            Ok(format!(
+                "wrote {} with {} pictures and the full tables (error-table.csv/json, \
+                 conversion-error.csv/json) in {:.1} s\n",
+                written.page.display(),
+                written.pictures,
+                written.seconds
+            ))
         }
         Command::Train(args) => train::run(&args),
     }
+}
+
+/// Runs `lowp accumulate`: sums in the format, draws the running sums into `--plot` if given,
+/// and answers the text (or JSON) to print.
+fn run_accumulate(args: &AccumulateArgs) -> Result<String, CliError> {
+    if let Some(file) = &args.plot {
+        output::check_parent_dir(file)?;
+    }
+    let setup = accumulate::Setup {
+        n: usize::try_from(args.n).map_err(|_| CliError::usage("--n is too large"))?,
+        distribution: match args.distribution {
+            DistributionArg::Uniform => accumulate::Distribution::Uniform,
+            DistributionArg::Normal => accumulate::Distribution::Normal,
+        },
+        seed: args.seed,
+    };
+    let outcome = progress::with_control(|ctl| accumulate::run(args.format, &setup, ctl))?;
+    let mut wrote = String::new();
+    if let Some(file) = &args.plot {
+        let picture = plot::running_sums(&outcome)?;
+        interrupt::check_interrupted()?;
+        output::write_atomically(file, &picture.png)?;
+        wrote = format!("wrote {}\n", file.display());
+    }
+    if args.json {
+        return Ok(output::json_text(&outcome.to_json()));
+    }
+    Ok(format!(
+        "{}\n{}{wrote}",
+        outcome.summary(),
+        outcome.table().to_text()
+    ))
 }
 
 /// Prints `error: …` on stderr and gives the error's exit code.

@@ -1,13 +1,13 @@
 //! The PNG of `lowp train --compare`: training loss per epoch of every precision, on a
 //! logarithmic axis (f16-noscale stays near ln 10 while the others fall by three orders).
 //!
-//! Drawn like `lowp plot`'s pictures (`analysis::plot`: embedded font, PNG in memory); the
+//! Drawn like `lowp plot`'s pictures (`lowp_analysis::plot`: embedded font, PNG in memory); the
 //! caller writes the bytes to a temporary name renamed into place.
 
-use crate::analysis::plot::{FAMILY, PALETTE, picture, s};
 use crate::error::CliError;
 use lowp_amp::{Precision, RunResult, TrainConfig};
-use plotters::prelude::*;
+use lowp_analysis::plot::plotters::prelude::*;
+use lowp_analysis::plot::{FAMILY, PALETTE, picture, s};
 
 /// The picture's size in pixels.
 const SIZE: (u32, u32) = (1000, 600);

@@ -39,7 +39,7 @@ impl Kind {
 
 /// The names a format can be given by, for error messages.
 pub fn format_names() -> String {
-    lowp_cli::registry::names()
+    lowp_analysis::registry::names()
 }
 
 /// Looks up a lowp format by any name lowp accepts (`f8e4m3fn`, `float8_e4m3fn`, `bfloat16`),
@@ -81,8 +81,8 @@ fn kind_by_name(name: &str) -> PyResult<Kind> {
         "float64" | "f64" | "double" => return Ok(Kind::F64),
         _ => {}
     }
-    lowp_cli::registry::lookup(name)
-        .map(|ops| Kind::Format(format_by_name(ops.name()).expect("registered formats exist")))
+    lowp_analysis::registry::lookup(name)
+        .map(Kind::Format)
         .map_err(|e| PyValueError::new_err(format!("{e}; or float32, float64")))
 }
 

@@ -312,7 +312,7 @@ fn fit(src: Source<'_>, fmt: &Format, saturate: bool, threads: &Threads) -> FitS
 /// zero ("signed", "unsigned" or "none") and overflow ("inf", "nan" or "saturate").
 #[pyfunction]
 fn formats(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    report::records(py, &lowp_cli::formats::table())
+    report::records(py, &lowp_analysis::formats::table())
 }
 
 /// What rounding a value into each format gives, as `lowp inspect --format json` shows it.
@@ -346,26 +346,24 @@ fn inspect<'py>(
         value.str()?.to_cow()?.into_owned()
     } else if let Ok(x) = value.extract::<f64>() {
         // The float's exact decimal expansion, so it is rounded from its exact value.
-        lowp_cli::number::exact_string(x)
+        lowp_analysis::number::exact_string(x)
     } else {
         return Err(PyTypeError::new_err(format!(
             "lowp.inspect takes a number or a string, not {}",
             value.get_type().name()?
         )));
     };
-    let as_format = source
-        .map(|s| arrays::format_arg(s).map(report::ops))
-        .transpose()?;
+    let as_format = source.map(|s| arrays::format_arg(s)).transpose()?;
     let to = match to {
         None => Vec::new(),
         Some(t) if t.is_instance_of::<PyList>() || t.is_instance_of::<PyTuple>() => t
             .try_iter()?
-            .map(|f| arrays::format_arg(&f?).map(report::ops))
+            .map(|f| arrays::format_arg(&f?))
             .collect::<PyResult<_>>()?,
-        Some(t) => vec![report::ops(arrays::format_arg(t)?)],
+        Some(t) => vec![arrays::format_arg(t)?],
     };
-    let report = lowp_cli::inspect::run(&text, as_format, &to)
-        .map_err(|e| PyValueError::new_err(e.message))?;
+    let report = lowp_analysis::inspect::run(&text, as_format, &to)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     report::records(py, &report.table())
 }
 

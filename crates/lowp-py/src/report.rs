@@ -3,8 +3,7 @@
 
 use lowp::Format;
 use lowp::fit::FitStats;
-use lowp_cli::output::{Cell, Shown, Table};
-use lowp_cli::registry::{self, FormatOps};
+use lowp_analysis::output::{Cell, Shown, Table};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -31,14 +30,6 @@ pub fn records<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyLis
         list.append(dict)?;
     }
     Ok(list)
-}
-
-/// The registry entry of a format.
-pub fn ops(fmt: &Format) -> &'static FormatOps {
-    registry::ALL
-        .iter()
-        .find(|o| o.format == *fmt)
-        .expect("every lowp format is registered")
 }
 
 /// Machine limits of a lowp format, with the fields and values of `ml_dtypes.finfo` (and
@@ -121,13 +112,12 @@ impl Finfo {
 impl Finfo {
     /// The limits of `fmt`.
     pub fn of(py: Python<'_>, fmt: &'static Format) -> PyResult<Finfo> {
-        let ops = ops(fmt);
-        let value = |bits| ops.value(bits);
-        let one = (ops.from_f64)(1.0);
-        let eps = value(ops.epsilon);
-        let epsneg = 1.0 - value((ops.next_down)(one));
-        let max = value(ops.max);
-        let tiny = value(ops.min_positive);
+        let value = |bits| fmt.to_f64(bits);
+        let one = fmt.one_bits();
+        let eps = fmt.epsilon();
+        let epsneg = 1.0 - value(fmt.next_down(one));
+        let max = fmt.max_value();
+        let tiny = fmt.min_positive_value();
         // NumPy's precision, int(-log10(eps)); ml_dtypes gives every 8-bit format 1 (NumPy's
         // rule gives 0 to all but E3M4), and agreeing with it is what this type is for.
         let mut precision = (-eps.log10()) as i32;
@@ -146,7 +136,7 @@ impl Finfo {
             min: if fmt.signed {
                 -max
             } else {
-                value(ops.min_positive_subnormal)
+                fmt.min_positive_subnormal_value()
             },
             nexp: fmt.exponent_bits,
             nmant: fmt.mantissa_bits,
@@ -154,10 +144,10 @@ impl Finfo {
             maxexp: fmt.max_exp(),
             minexp: fmt.min_exponent(),
             precision,
-            resolution: value((ops.from_f64)(10f64.powi(-precision))),
+            resolution: value(fmt.from_f64(10f64.powi(-precision))),
             tiny,
             smallest_normal: tiny,
-            smallest_subnormal: value(ops.min_positive_subnormal),
+            smallest_subnormal: fmt.min_positive_subnormal_value(),
             dtype: crate::arrays::result_dtype(py, fmt)?.into_any().unbind(),
         })
     }

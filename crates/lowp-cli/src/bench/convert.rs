@@ -12,12 +12,12 @@ use super::{
 };
 use crate::error::CliError;
 use crate::output::{self, Cell, Column, Table};
-use crate::registry::{self, FormatOps};
 use clap::{Args, ValueEnum};
 use half::slice::HalfFloatSliceExt;
 use lowp::LowpFloat;
 use lowp::bulk::{Path, active_path, forced_path_error};
 use lowp::prelude::{LowpParSliceExt, LowpSliceExt};
+use lowp_analysis::registry;
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::io::IsTerminal;
@@ -27,7 +27,7 @@ use std::io::IsTerminal;
 pub struct ConvertArgs {
     /// Formats to measure, comma separated (default: every format).
     #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = registry::lookup)]
-    formats: Vec<&'static FormatOps>,
+    formats: Vec<&'static lowp::Format>,
 
     /// Directions to measure, comma separated (default: all four).
     #[arg(long, value_name = "DIRECTION", value_enum, value_delimiter = ',')]
@@ -467,39 +467,24 @@ fn measure_wide<T: LowpFloat, W: Wide>(b: &mut Bench, dir: Direction, size: u64)
 /// The measurement of one format, in a direction, at a size.
 type FormatBench = fn(&mut Bench, Direction, u64);
 
-/// A format's name and its [`measure_format`].
-macro_rules! entry {
-    ($t:ident) => {
-        (
-            <lowp::$t as LowpFloat>::FORMAT.name,
-            measure_format::<lowp::$t> as FormatBench,
-        )
+/// [`measure_format`] of every format, from lowp's list of formats.
+macro_rules! format_benches {
+    ($(($t:ident, $($rest:tt)*))*) => {
+        [$((<lowp::$t as LowpFloat>::FORMAT.name, measure_format::<lowp::$t> as FormatBench)),*]
     };
 }
 
 /// [`measure_format`] of every format, by name.
-static FORMATS: [(&str, FormatBench); 12] = [
-    entry!(f16),
-    entry!(bf16),
-    entry!(f8e4m3fn),
-    entry!(f8e5m2),
-    entry!(f8e4m3fnuz),
-    entry!(f8e5m2fnuz),
-    entry!(f8e4m3),
-    entry!(f8e3m4),
-    entry!(f8e8m0fnu),
-    entry!(f6e2m3fn),
-    entry!(f6e3m2fn),
-    entry!(f4e2m1fn),
-];
+static FORMATS: [(&str, FormatBench); lowp::Format::ALL.len()] =
+    lowp::for_each_format!(format_benches, list);
 
-/// The measurement of the format named `name`.
-fn format_bench(name: &str) -> FormatBench {
+/// The measurement of the format named `name` (a name of [`lowp::Format::ALL`]).
+fn format_bench(name: &str) -> Result<FormatBench, CliError> {
     FORMATS
         .iter()
         .find(|(n, _)| *n == name)
         .map(|&(_, f)| f)
-        .expect("every registry format has a benchmark")
+        .ok_or_else(|| CliError::failure(format!("no benchmark for {name}")))
 }
 
 /// Runs `lowp bench convert`.
@@ -511,9 +496,9 @@ pub(super) fn run(args: &ConvertArgs) -> Result<String, CliError> {
         output::check_parent_dir(file)?;
     }
     let formats: Vec<&str> = if args.formats.is_empty() {
-        registry::ALL.iter().map(FormatOps::name).collect()
+        registry::all().map(|f| f.name).collect()
     } else {
-        args.formats.iter().map(|f| f.name()).collect()
+        args.formats.iter().map(|f| f.name).collect()
     };
     let directions = if args.directions.is_empty() {
         Direction::ALL.to_vec()
@@ -541,7 +526,7 @@ pub(super) fn run(args: &ConvertArgs) -> Result<String, CliError> {
     for &size in &sizes {
         for &dir in &directions {
             for &format in &formats {
-                format_bench(format)(&mut bench, dir, size);
+                format_bench(format)?(&mut bench, dir, size);
             }
         }
     }
@@ -626,7 +611,10 @@ fn footnotes(min_time: f64) -> String {
 /// Writes the records to `file` as a JSON array (atomically).
 fn write_json(file: &std::path::Path, records: &[Record]) -> Result<(), CliError> {
     let value = Value::Array(records.iter().map(|r| r.to_json(records)).collect());
-    output::write_atomically(file, output::json_text(&value).as_bytes())
+    Ok(output::write_atomically(
+        file,
+        output::json_text(&value).as_bytes(),
+    )?)
 }
 
 #[cfg(test)]
@@ -635,8 +623,8 @@ mod tests {
 
     #[test]
     fn every_format_has_a_benchmark() {
-        for ops in &registry::ALL {
-            format_bench(ops.name());
+        for format in registry::all() {
+            assert!(format_bench(format.name).is_ok());
         }
     }
 }

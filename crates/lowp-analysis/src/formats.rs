@@ -6,7 +6,8 @@
 
 use crate::bits::hex;
 use crate::output::{Cell, Column, Table};
-use crate::registry::{self, FormatOps};
+
+use lowp::Format;
 use lowp::format::NanEncoding;
 use std::num::FpCategory;
 
@@ -36,18 +37,18 @@ const COLUMNS: [Column; 18] = [
 pub fn table() -> Table {
     Table {
         columns: COLUMNS.to_vec(),
-        rows: registry::ALL.iter().map(row).collect(),
+        rows: crate::registry::all().map(row).collect(),
     }
 }
 
 /// One format's row, matching [`COLUMNS`].
-fn row(ops: &FormatOps) -> Vec<Cell> {
-    let f = &ops.format;
+fn row(ops: &Format) -> Vec<Cell> {
+    let f = &*ops;
     let nan_patterns: Vec<u32> = (0..=f.bits_mask())
-        .filter(|&b| (ops.classify)(b) == FpCategory::Nan)
+        .filter(|&b| ops.classify(b) == FpCategory::Nan)
         .collect();
     let min_subnormal = if f.subnormals {
-        Cell::Number(ops.value(ops.min_positive_subnormal))
+        Cell::Number(ops.min_positive_subnormal_value())
     } else {
         Cell::Empty
     };
@@ -58,11 +59,11 @@ fn row(ops: &FormatOps) -> Vec<Cell> {
         Cell::Int(f.exponent_bits.into()),
         Cell::Int(f.mantissa_bits.into()),
         Cell::Int(f.bias.into()),
-        Cell::Number(ops.value(ops.epsilon)),
+        Cell::Number(ops.epsilon()),
         min_subnormal,
-        Cell::Number(ops.value(ops.min_positive)),
-        Cell::Number(ops.value(ops.max)),
-        Cell::Int(ops.digits.into()),
+        Cell::Number(ops.min_positive_value()),
+        Cell::Number(ops.max_value()),
+        Cell::Int(ops.digits().into()),
         Cell::Bool(f.has_infinity()),
         Cell::Text(nan_summary(ops, &nan_patterns)),
         Cell::Text(nan_encoding(f.nan).to_string()),
@@ -76,8 +77,8 @@ fn row(ops: &FormatOps) -> Vec<Cell> {
 
 /// The NaN column a person reads: `none`, the patterns when there are one or two, or the IEEE
 /// rule and how many patterns it covers.
-fn nan_summary(ops: &FormatOps, patterns: &[u32]) -> String {
-    let bits = ops.format.total_bits();
+fn nan_summary(ops: &Format, patterns: &[u32]) -> String {
+    let bits = ops.total_bits();
     match patterns {
         [] => "none".to_string(),
         [_] | [_, _] => patterns
@@ -101,12 +102,12 @@ fn nan_encoding(nan: NanEncoding) -> &'static str {
 
 /// `signed` when -0 and +0 are distinct values, `unsigned` when -0.0 converts to the one zero,
 /// `none` when 0.0 does not convert to a zero at all.
-fn zero_policy(ops: &FormatOps) -> &'static str {
-    let pos = (ops.from_f64)(0.0);
-    let neg = (ops.from_f64)(-0.0);
-    if (ops.classify)(pos) != FpCategory::Zero {
+fn zero_policy(ops: &Format) -> &'static str {
+    let pos = ops.from_f64(0.0);
+    let neg = ops.from_f64(-0.0);
+    if ops.classify(pos) != FpCategory::Zero {
         "none"
-    } else if pos != neg && (ops.classify)(neg) == FpCategory::Zero {
+    } else if pos != neg && ops.classify(neg) == FpCategory::Zero {
         "signed"
     } else {
         "unsigned"
@@ -114,8 +115,8 @@ fn zero_policy(ops: &FormatOps) -> &'static str {
 }
 
 /// What rounding a too-large finite value gives: `inf`, `nan` or `saturate` (±MAX).
-fn overflow_policy(ops: &FormatOps) -> &'static str {
-    match (ops.classify)((ops.from_f64)(f64::MAX)) {
+fn overflow_policy(ops: &Format) -> &'static str {
+    match ops.classify(ops.from_f64(f64::MAX)) {
         FpCategory::Infinite => "inf",
         FpCategory::Nan => "nan",
         _ => "saturate",

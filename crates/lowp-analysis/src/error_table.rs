@@ -22,9 +22,11 @@
 //! while the exact result fits would vanish from its counts), keeps saturated FP6/FP4 values in
 //! the error statistics, and has no ulps.
 
-use super::{Number, Progress, check_interrupted, overflows, ulp};
-use crate::error::CliError;
+use crate::error::Error;
+use crate::kernels::{Number, overflows, ulp};
 use crate::output::{Cell, Column, Table};
+use crate::progress::Control;
+use lowp::Format;
 use lowp::LowpFloat;
 use lowp_tensor::ops::{UNARY_OPS, reference};
 use lowp_tensor::{DType, Tensor};
@@ -80,13 +82,13 @@ pub fn ordered(asked: &[&'static str]) -> Vec<&'static str> {
 }
 
 /// Checks an op name for `--functions`.
-pub fn parse_function(name: &str) -> Result<&'static str, CliError> {
+pub fn parse_function(name: &str) -> Result<&'static str, Error> {
     UNARY_OPS
         .iter()
         .copied()
         .find(|&op| op == name)
         .ok_or_else(|| {
-            CliError::usage(format!(
+            Error::invalid(format!(
                 "unknown function '{name}'; valid functions: {}",
                 ordered(&[]).join(", ")
             ))
@@ -179,44 +181,55 @@ pub fn inputs<T: Number>(op: &str) -> Vec<T> {
         .collect()
 }
 
-/// Runs `lowp error-table`: `functions` (default: all) in every format of `formats` (default:
-/// all), in table order.
+/// Measures `functions` (default: all) in every format of `formats` (default: all), in table
+/// order, reporting the functions done to `ctl`'s progress.
 pub fn run(
-    formats: &[&'static crate::registry::FormatOps],
+    formats: &[&'static Format],
     functions: &[&'static str],
-) -> Result<Vec<Row>, CliError> {
-    super::watch_interrupts();
-    let formats = super::formats_or_all(formats);
+    ctl: &Control<'_>,
+) -> Result<Vec<Row>, Error> {
+    let formats = crate::registry::formats_or_all(formats);
     let ops = ordered(functions);
-    let progress = Progress::new((formats.len() * ops.len()) as u64, "functions");
+    ctl.progress
+        .start((formats.len() * ops.len()) as u64, "functions");
+    let rows = rows(&formats, &ops, ctl);
+    ctl.progress.finish();
+    rows
+}
+
+/// Measures `ops` in every format of `formats`, in that order.
+pub(crate) fn rows(
+    formats: &[&'static Format],
+    ops: &[&'static str],
+    ctl: &Control<'_>,
+) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::new();
     for f in formats {
-        rows.extend((super::kernels(f.name()).error_rows)(&ops, &progress)?);
+        rows.extend((crate::kernels::kernels(f)?.error_rows)(ops, ctl)?);
     }
-    progress.finish();
     Ok(rows)
 }
 
 /// Measures `ops` on every input of `T`.
-pub fn measure<T: Number>(ops: &[&'static str], progress: &Progress) -> Result<Vec<Row>, CliError> {
+pub fn measure<T: Number>(ops: &[&'static str], ctl: &Control<'_>) -> Result<Vec<Row>, Error> {
     ops.iter()
         .map(|&op| {
-            check_interrupted()?;
-            progress.message(&format!("{} {op}", T::FORMAT.name));
+            ctl.check()?;
+            ctl.progress.message(&format!("{} {op}", T::FORMAT.name));
             let row = measure_op::<T>(op)?;
-            progress.add(1);
+            ctl.progress.advance(1);
             Ok(row)
         })
         .collect()
 }
 
 /// Measures one op on every input of `T`.
-pub fn measure_op<T: Number>(op: &'static str) -> Result<Row, CliError> {
+pub fn measure_op<T: Number>(op: &'static str) -> Result<Row, Error> {
     let exact = reference::of(op)
         .expect("every unary op has a reference")
         .exact;
     let xs = inputs::<T>(op);
-    let tensor_error = |e: lowp_tensor::Error| CliError::failure(format!("{op}: {e}"));
+    let tensor_error = |e: lowp_tensor::Error| Error::failure(format!("{op}: {e}"));
     let input = Tensor::from_slice(&xs, &[xs.len()]).map_err(tensor_error)?;
     let out = input
         .unary(op)
@@ -465,8 +478,7 @@ mod tests {
 
     #[test]
     fn table_groups_rows() {
-        let rows =
-            measure::<f8e4m3fn>(&ordered(&["sin", "cos", "exp"]), &Progress::hidden()).unwrap();
+        let rows = measure::<f8e4m3fn>(&ordered(&["sin", "cos", "exp"]), &Control::none()).unwrap();
         let text = table(&rows, View::Exact).to_text();
         let lines: Vec<&str> = text.lines().collect();
         assert!(

@@ -12,12 +12,13 @@
 //! ml_dtypes do) would give another result: the double rounding lowp avoids.
 
 use crate::bits::{self, hex};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::input::Input;
 use crate::number;
 use crate::output::{Cell, Column, Table, json_text};
-use crate::registry::{self, FormatOps};
+
 use crate::rounding::{Outcome, OverflowTo, Rounded};
+use lowp::Format;
 use serde_json::{Value, json};
 use std::num::FpCategory;
 
@@ -39,9 +40,9 @@ struct Line {
 impl Line {
     /// A line for `ops`: the decimal `text` rounded once into it when the value came from one
     /// (with what rounding `input`, its nearest f64, would give beside it), else `input` rounded.
-    fn new(ops: &'static FormatOps, input: f64, from: &'static str, text: Option<&str>) -> Self {
-        let via_f64 = (ops.from_f64)(input);
-        let direct = text.and_then(|t| (ops.parse)(t));
+    fn new(ops: &'static Format, input: f64, from: &'static str, text: Option<&str>) -> Self {
+        let via_f64 = ops.from_f64(input);
+        let direct = text.and_then(|t| ops.parse(t).ok());
         Line {
             rounded: Rounded::with_bits(ops, input, direct.unwrap_or(via_f64)),
             from,
@@ -52,7 +53,7 @@ impl Line {
     /// What rounding through f64 would give, when it differs from the decimal rounded once.
     fn double_rounded(&self) -> Option<u32> {
         let r = &self.rounded;
-        let nan = |b| (r.ops.classify)(b) == FpCategory::Nan;
+        let nan = |b| r.ops.classify(b) == FpCategory::Nan;
         self.via_f64
             .filter(|&d| d != r.bits && !(nan(d) && nan(r.bits)))
     }
@@ -65,7 +66,7 @@ pub struct Report {
     /// VALUE as read.
     input: Input,
     /// The `--as` format, if any.
-    as_format: Option<&'static FormatOps>,
+    as_format: Option<&'static Format>,
     /// The lines, the `--as` one first.
     lines: Vec<Line>,
 }
@@ -73,14 +74,14 @@ pub struct Report {
 /// Works out the report for VALUE `text`, the `--as` format and the `--to` formats.
 pub fn run(
     text: &str,
-    as_format: Option<&'static FormatOps>,
-    to: &[&'static FormatOps],
-) -> Result<Report, CliError> {
+    as_format: Option<&'static Format>,
+    to: &[&'static Format],
+) -> Result<Report, Error> {
     let input = Input::parse(text, as_format)?;
     let mut lines = Vec::new();
-    let (source, targets): (f64, Vec<&'static FormatOps>) = match (input, as_format) {
+    let (source, targets): (f64, Vec<&'static Format>) = match (input, as_format) {
         (Input::Bits { ops, bits }, _) => {
-            let value = ops.value(bits);
+            let value = ops.to_f64(bits);
             lines.push(Line {
                 rounded: Rounded::with_bits(ops, value, bits),
                 from: "bits",
@@ -94,15 +95,15 @@ pub fn run(
             lines.push(line);
             (value, to.to_vec())
         }
-        (Input::Decimal(x), None) if to.is_empty() => (x, registry::ALL.iter().collect()),
+        (Input::Decimal(x), None) if to.is_empty() => (x, crate::registry::all().collect()),
         (Input::Decimal(x), None) => (x, to.to_vec()),
     };
-    let from = as_format.map_or("input", FormatOps::name);
+    let from = as_format.map_or("input", |f| f.name);
     let decimal = as_format.is_none().then_some(text);
-    let mut seen: Vec<&str> = lines.iter().map(|l| l.rounded.ops.name()).collect();
+    let mut seen: Vec<&str> = lines.iter().map(|l| l.rounded.ops.name).collect();
     for ops in targets {
-        if !seen.contains(&ops.name()) {
-            seen.push(ops.name());
+        if !seen.contains(&ops.name) {
+            seen.push(ops.name);
             lines.push(Line::new(ops, source, from, decimal));
         }
     }
@@ -157,8 +158,8 @@ impl Report {
             Input::Bits { ops, bits } => format!(
                 "input: {} as {} = {}",
                 self.text,
-                ops.name(),
-                number::readable(ops.value(bits))
+                ops.name,
+                number::readable(ops.to_f64(bits))
             ),
             Input::Decimal(x) => {
                 let mut s = format!(
@@ -167,7 +168,7 @@ impl Report {
                     number::readable_with(x, INPUT_EXACT_DIGITS, 17)
                 );
                 if let Some(ops) = self.as_format {
-                    s.push_str(&format!(", rounded to {} first", ops.name()));
+                    s.push_str(&format!(", rounded to {} first", ops.name));
                 }
                 s
             }
@@ -189,15 +190,15 @@ impl Report {
             Input::Bits { ops, bits } => json!({
                 "text": self.text,
                 "kind": "bits",
-                "as": ops.name(),
-                "bits": hex(bits, ops.format.total_bits()),
-                "value": Cell::Number(ops.value(bits)).json(),
-                "value_exact": number::exact_string(ops.value(bits)),
+                "as": ops.name,
+                "bits": hex(bits, ops.total_bits()),
+                "value": Cell::Number(ops.to_f64(bits)).json(),
+                "value_exact": number::exact_string(ops.to_f64(bits)),
             }),
             Input::Decimal(x) => json!({
                 "text": self.text,
                 "kind": "decimal",
-                "as": self.as_format.map(FormatOps::name),
+                "as": self.as_format.map(|f| f.name),
                 "value": Cell::Number(x).json(),
                 "value_exact": number::exact_string(x),
             }),
@@ -212,7 +213,7 @@ impl Report {
 /// One line's cells, matching [`COLUMNS`].
 fn row(line: &Line) -> Vec<Cell> {
     let r = &line.rounded;
-    let f = &r.ops.format;
+    let f = r.ops;
     let width = f.total_bits();
     let [sign, exponent, mantissa] = bits::fields(f, r.bits);
     let field = |s: String| {
@@ -224,7 +225,7 @@ fn row(line: &Line) -> Vec<Cell> {
     };
     let neighbour = |b: Option<u32>| {
         (
-            b.map_or(Cell::Empty, |b| Cell::Number(r.ops.value(b))),
+            b.map_or(Cell::Empty, |b| Cell::Number(r.ops.to_f64(b))),
             b.map_or(Cell::Empty, |b| Cell::Text(hex(b, width))),
         )
     };
@@ -257,7 +258,7 @@ fn row(line: &Line) -> Vec<Cell> {
         Cell::Text(line.from.to_string()),
         Cell::Number(r.value),
         Cell::Text(number::exact_string(r.value)),
-        Cell::Text((r.ops.display)(r.bits)),
+        Cell::Text(r.ops.display(r.bits).to_string()),
         Cell::Text(hex(r.bits, width)),
         Cell::Text(bits::fields_joined(f, r.bits)),
         field(sign),
@@ -280,7 +281,7 @@ fn row(line: &Line) -> Vec<Cell> {
             Some(via_f64) => format!(
                 "{}; through the nearest f64 it would double-round to {}",
                 describe(r),
-                number::readable(r.ops.value(via_f64))
+                number::readable(r.ops.to_f64(via_f64))
             ),
             None => describe(r),
         }),
@@ -410,11 +411,15 @@ mod tests {
 
     #[test]
     fn every_bit_pattern_of_every_format() {
-        for ops in registry::ALL.iter() {
-            for bits in 0..=ops.format.bits_mask() {
+        for ops in crate::registry::all() {
+            for bits in 0..=ops.bits_mask() {
                 let text = format!("0x{bits:x}");
-                let report = run(&text, Some(ops), &registry::ALL.iter().collect::<Vec<_>>())
-                    .unwrap_or_else(|e| panic!("{} {text}: {e}", ops.name()));
+                let report = run(
+                    &text,
+                    Some(ops),
+                    &crate::registry::all().collect::<Vec<_>>(),
+                )
+                .unwrap_or_else(|e| panic!("{} {text}: {e}", ops.name));
                 let first = &report.lines[0].rounded;
                 assert_eq!(first.bits, bits);
                 let expected = match first.category {
@@ -422,14 +427,10 @@ mod tests {
                     FpCategory::Subnormal => Outcome::Subnormal { exact: true },
                     _ => Outcome::Exact,
                 };
-                assert_eq!(first.outcome, expected, "{} {text}", ops.name());
-                if ops.format.total_bits() <= 8 {
+                assert_eq!(first.outcome, expected, "{} {text}", ops.name);
+                if ops.total_bits() <= 8 {
                     // Rendering never fails either (16-bit ones are too many to render).
-                    assert!(
-                        report
-                            .to_text()
-                            .contains(&hex(bits, ops.format.total_bits()))
-                    );
+                    assert!(report.to_text().contains(&hex(bits, ops.total_bits())));
                     serde_json::from_str::<Value>(&report.to_json()).unwrap();
                 }
             }

@@ -5,17 +5,21 @@
 //! CSV and JSON, each to a temporary name renamed into place), so an interrupted run leaves
 //! nothing behind.
 
-use super::accumulate::{Distribution, Outcome, Setup};
-use super::conversion::{self, Measured};
-use super::error_table::{self, Errors, Row};
-use super::plot::{self, Picture};
-use super::{Progress, check_interrupted, kernels};
-use crate::error::CliError;
+use crate::accumulate::{self, Distribution, Outcome, Setup};
+use crate::conversion::{self, Measured};
+use crate::error::Error;
+use crate::error_table::{self, Errors, Row};
 use crate::number::{approximate, readable};
-use crate::output::{self, write_atomically};
-use crate::registry::FormatOps;
+#[cfg(feature = "plot")]
+use crate::output;
+#[cfg(feature = "plot")]
+use crate::plot::{self, Picture};
+use crate::progress::Control;
+use lowp::Format;
 use std::fmt::Write as _;
+#[cfg(feature = "plot")]
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Values each format sums in the report's accumulation runs.
@@ -196,7 +200,7 @@ pub fn seed_34_comparison(m: &Measured) -> String {
 /// Everything the page shows, computed.
 pub struct Results {
     /// The formats covered.
-    pub formats: Vec<&'static FormatOps>,
+    pub formats: Vec<&'static Format>,
     /// `lowp error-table` rows.
     pub error_rows: Vec<Row>,
     /// `lowp conversion-error` results.
@@ -207,24 +211,22 @@ pub struct Results {
     pub seconds: [f64; 4],
 }
 
-/// Runs every analysis for `formats`.
-pub fn compute(formats: &[&'static FormatOps]) -> Result<Results, CliError> {
+/// Runs every analysis for `formats` (default: all), reporting each phase to `ctl`.
+pub fn compute(formats: &[&'static Format], ctl: &Control<'_>) -> Result<Results, Error> {
+    let formats = crate::registry::formats_or_all(formats);
     let ops = error_table::ordered(&[]);
     let mut seconds = [0.0; 4];
 
     let start = Instant::now();
-    let progress = Progress::new((formats.len() * ops.len()) as u64, "functions");
-    let mut error_rows = Vec::new();
-    for f in formats {
-        error_rows.extend((kernels(f.name()).error_rows)(&ops, &progress)?);
-    }
-    progress.finish();
+    ctl.progress
+        .start((formats.len() * ops.len()) as u64, "functions");
+    let error_rows = error_table::rows(&formats, &ops, ctl);
+    ctl.progress.finish();
+    let error_rows = error_rows?;
     seconds[0] = start.elapsed().as_secs_f64();
 
     let start = Instant::now();
-    let progress = Progress::new(conversion::work(formats), "f32 values");
-    let conversion = conversion::run(formats, &progress)?;
-    progress.finish();
+    let conversion = conversion::run(&formats, ctl)?;
     seconds[1] = start.elapsed().as_secs_f64();
 
     let start = Instant::now();
@@ -234,15 +236,15 @@ pub fn compute(formats: &[&'static FormatOps]) -> Result<Results, CliError> {
         seed: 0,
     };
     let mut sums = Vec::new();
-    for f in formats {
-        check_interrupted()?;
-        if f.format.signed && f.format.has_zero() {
-            sums.push((kernels(f.name()).accumulate)(&setup)?);
+    for f in &formats {
+        ctl.check()?;
+        if f.signed && f.has_zero() {
+            sums.push(accumulate::run(f, &setup, ctl)?);
         }
     }
     seconds[2] = start.elapsed().as_secs_f64();
     Ok(Results {
-        formats: formats.to_vec(),
+        formats,
         error_rows,
         conversion,
         sums,
@@ -252,7 +254,8 @@ pub fn compute(formats: &[&'static FormatOps]) -> Result<Results, CliError> {
 
 /// The pictures of the page: those of `lowp plot` (the values chart for `formats` only), and
 /// the running sums of f16, bf16 and f8e4m3fn where they were summed.
-pub fn pictures(results: &Results) -> Result<Vec<Picture>, CliError> {
+#[cfg(feature = "plot")]
+pub fn pictures(results: &Results, ctl: &Control<'_>) -> Result<Vec<Picture>, Error> {
     let mut out = vec![
         plot::layout()?,
         plot::values(&results.formats)?,
@@ -260,31 +263,44 @@ pub fn pictures(results: &Results) -> Result<Vec<Picture>, CliError> {
     ];
     for sum in &results.sums {
         if ["f16", "bf16", "f8e4m3fn"].contains(&sum.format) {
-            check_interrupted()?;
+            ctl.check()?;
             out.push(plot::running_sums(sum)?);
         }
     }
     Ok(out)
 }
 
-/// Runs `lowp report --out DIR`: computes everything, then writes the page, the pictures and
-/// the full tables; answers the lines to print.
-pub fn run(dir: &Path, formats: &[&'static FormatOps]) -> Result<String, CliError> {
-    super::watch_interrupts();
+/// What [`run`] wrote.
+#[derive(Clone, Debug)]
+pub struct Written {
+    /// The page, `report.md` in the directory.
+    pub page: PathBuf,
+    /// How many pictures are beside it.
+    pub pictures: usize,
+    /// Seconds the whole run took.
+    pub seconds: f64,
+}
+
+/// Computes everything for `formats` (default: all), then writes the page, the pictures and
+/// the full tables into `dir` (created if missing). Nothing is written before everything is
+/// computed, so a cancelled run leaves nothing behind.
+#[cfg(feature = "plot")]
+pub fn run(dir: &Path, formats: &[&'static Format], ctl: &Control<'_>) -> Result<Written, Error> {
     if dir.exists() && !dir.is_dir() {
-        return Err(CliError::usage(format!(
+        return Err(Error::invalid(format!(
             "--out {}: not a directory",
             dir.display()
         )));
     }
     let start = Instant::now();
-    let mut results = compute(formats)?;
+    let mut results = compute(formats, ctl)?;
     let drawing = Instant::now();
-    let pictures = pictures(&results)?;
+    let pictures = pictures(&results, ctl)?;
     results.seconds[3] = drawing.elapsed().as_secs_f64();
-    check_interrupted()?;
+    ctl.check()?;
     let total = start.elapsed().as_secs_f64();
-    let page = markdown(&results, &pictures, total);
+    let names: Vec<&str> = pictures.iter().map(|p| p.name.as_str()).collect();
+    let page = markdown(&results, &names, total);
     plot::create_dir(dir)?;
     let error_table = error_table::table(&results.error_rows, error_table::View::All);
     let conversion_table = conversion::table(&results.conversion);
@@ -303,18 +319,16 @@ pub fn run(dir: &Path, formats: &[&'static FormatOps]) -> Result<String, CliErro
         ),
     ];
     for (name, text) in &files {
-        write_atomically(&dir.join(name), text.as_bytes())?;
+        output::write_atomically(&dir.join(name), text.as_bytes())?;
     }
     plot::write_all(dir, &pictures)?;
     let page_path = dir.join("report.md");
-    write_atomically(&page_path, page.as_bytes())?;
-    Ok(format!(
-        "wrote {} with {} pictures and the full tables (error-table.csv/json, \
-         conversion-error.csv/json) in {:.1} s\n",
-        page_path.display(),
-        pictures.len(),
-        total
-    ))
+    output::write_atomically(&page_path, page.as_bytes())?;
+    Ok(Written {
+        page: page_path,
+        pictures: pictures.len(),
+        seconds: total,
+    })
 }
 
 /// Finds the error-table row of `format` and `function`.
@@ -324,10 +338,11 @@ fn row<'a>(rows: &'a [Row], format: &str, function: &str) -> Option<&'a Row> {
 }
 
 /// The page.
-pub fn markdown(results: &Results, pictures: &[Picture], seconds: f64) -> String {
+/// `pictures` names the pictures beside the page (`layout.png`, ...): the page shows those.
+pub fn markdown(results: &Results, pictures: &[&str], seconds: f64) -> String {
     let mut md = String::new();
-    let has = |name: &str| results.formats.iter().any(|f| f.name() == name);
-    let picture = |name: &str| pictures.iter().any(|p| p.name == name);
+    let has = |name: &str| results.formats.iter().any(|f| f.name == name);
+    let picture = |name: &str| pictures.contains(&name);
     let threads = rayon::current_num_threads();
     let _ = write!(
         md,
@@ -381,7 +396,7 @@ pub fn markdown(results: &Results, pictures: &[Picture], seconds: f64) -> String
              ![Relative rounding error against magnitude](rounding-error.png)\n",
         );
     }
-    if let Some(m) = results.conversion.iter().find(|m| m.format.name() == "f16") {
+    if let Some(m) = results.conversion.iter().find(|m| m.format.name == "f16") {
         md.push_str("\n### f16 beside the seed's table 3.4\n\n");
         md.push_str(&seed_34_comparison(m));
         md.push_str(
@@ -502,7 +517,7 @@ fn group_summary(results: &Results) -> String {
             let rows: Vec<&Row> = results
                 .error_rows
                 .iter()
-                .filter(|r| r.format == f.name() && ops.contains(&r.function))
+                .filter(|r| r.format == f.name && ops.contains(&r.function))
                 .collect();
             if rows.is_empty() {
                 continue;
@@ -512,9 +527,9 @@ fn group_summary(results: &Results) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {group} | {} | {} | {} | {} | {} | {} |",
-                if k == 0 { f.name() } else { "" },
+                if k == 0 { f.name } else { "" },
                 approximate(max(&|r| r.exact.max_rel)),
-                range(&results.error_rows, f.name(), ops, false, 3),
+                range(&results.error_rows, f.name, ops, false, 3),
                 approximate(max(&|r| r.exact.max_ulp)),
                 sum(&|r| r.overflows),
                 sum(&|r| r.underflows),
@@ -560,21 +575,21 @@ fn glance(results: &Results) -> String {
          | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for f in &results.formats {
-        let fmt = &f.format;
+        let fmt = &*f;
         let rounding = results
             .conversion
             .iter()
-            .find(|m| m.format.name() == f.name())
+            .find(|m| m.format.name == f.name)
             .map_or("-".to_string(), |m| approximate(m.normal.max_rel));
-        let sum = results.sums.iter().find(|s| s.format == f.name());
+        let sum = results.sums.iter().find(|s| s.format == f.name);
         let _ = writeln!(
             out,
             "| {} | {} | {} bits | {} | {} | {rounding} | {} | {} |",
-            f.name(),
+            f.name,
             fmt.total_bits(),
             fmt.precision(),
-            readable(f.value(f.max)),
-            readable(f.value(f.min_positive)),
+            readable(f.max_value()),
+            readable(f.min_positive_value()),
             sum.map_or("-".to_string(), |s| readable(s.methods[0].result)),
             sum.map_or("-".to_string(), |s| readable(s.methods[3].result)),
         );
@@ -601,7 +616,7 @@ fn advice(results: &Results) -> String {
         results
             .conversion
             .iter()
-            .find(|m| m.format.name() == name)
+            .find(|m| m.format.name == name)
             .map(|m| m.normal.max_rel_of_result)
     };
     if let (Some(h), Some(b)) = (sum("f16"), sum("bf16")) {
@@ -650,7 +665,7 @@ fn advice(results: &Results) -> String {
     if results
         .formats
         .iter()
-        .any(|f| f.name().starts_with("f6") || f.name().starts_with("f4"))
+        .any(|f| f.name.starts_with("f6") || f.name.starts_with("f4"))
     {
         let _ = writeln!(
             out,
@@ -666,13 +681,13 @@ fn advice(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::pow2;
+    use crate::kernels::pow2;
     use crate::registry::lookup;
 
     #[test]
     fn small_report_has_every_section() {
         let formats = [lookup("f4e2m1fn").unwrap(), lookup("f6e2m3fn").unwrap()];
-        let results = compute(&formats).unwrap();
+        let results = compute(&formats, &Control::none()).unwrap();
         assert_eq!(
             results.error_rows.len(),
             2 * lowp_tensor::ops::UNARY_OPS.len()
@@ -697,7 +712,7 @@ mod tests {
     fn seed_ranges_print_as_the_seed_does() {
         let rows = error_table::measure::<lowp::f16>(
             &["floor", "round", "sqrt", "rsqrt"],
-            &Progress::hidden(),
+            &Control::none(),
         )
         .unwrap();
         assert_eq!(range(&rows, "f16", &["floor", "round"], true, 0), "0");

@@ -1,8 +1,8 @@
 //! The VALUE of `lowp inspect`: a decimal read as an f64, or a bit pattern of a format.
 
 use crate::bits;
-use crate::error::CliError;
-use crate::registry::FormatOps;
+use crate::error::Error;
+use lowp::Format;
 
 /// What the user gave to inspect.
 #[derive(Clone, Copy)]
@@ -12,7 +12,7 @@ pub enum Input {
     /// A bit pattern of a format (`0x3c00 --as f16`); `bits` fits the format.
     Bits {
         /// The format the bits belong to.
-        ops: &'static FormatOps,
+        ops: &'static Format,
         /// The pattern.
         bits: u32,
     },
@@ -21,19 +21,19 @@ pub enum Input {
 impl Input {
     /// Reads the command-line VALUE. Bit patterns (`0x…`, `0b…`) need `as_format`; decimals are
     /// read with Rust's f64 parser (which also takes `inf`, `infinity` and `nan`).
-    pub fn parse(text: &str, as_format: Option<&'static FormatOps>) -> Result<Self, CliError> {
+    pub fn parse(text: &str, as_format: Option<&'static Format>) -> Result<Self, Error> {
         if bits::looks_like_bits(text) {
             let Some(ops) = as_format else {
-                return Err(CliError::usage(format!(
+                return Err(Error::invalid(format!(
                     "'{text}' looks like a bit pattern; say which format it belongs to with --as FORMAT (e.g. --as f16)"
                 )));
             };
-            return bits::parse(text, &ops.format)
+            return bits::parse(text, &*ops)
                 .map(|bits| Input::Bits { ops, bits })
-                .map_err(CliError::usage);
+                .map_err(Error::invalid);
         }
         text.parse::<f64>().map(Input::Decimal).map_err(|_| {
-            CliError::usage(format!(
+            Error::invalid(format!(
                 "invalid value '{text}': expected a decimal number (0.1, -2.5e3, 1e-8, inf, nan) or, with --as FORMAT, a bit pattern (0x3c00, 0b0011110000000000)"
             ))
         })

@@ -13,21 +13,22 @@
 //! on machines with no font installed. Each picture is drawn into memory, encoded as PNG and
 //! written to a temporary name that is renamed into place.
 
-use super::Number;
-use super::accumulate::Outcome;
-use crate::error::CliError;
+use crate::accumulate::Outcome;
+use crate::error::Error;
+use crate::kernels::{kernels, pow2};
 use crate::output::write_atomically;
-use crate::registry::{self, FormatOps};
-use lowp::LowpFloat;
+use lowp::Format;
+/// The drawing library, for callers that draw pictures of their own with [`picture`].
+pub use plotters;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use std::path::{Path, PathBuf};
 
 /// DejaVu Sans (Debian's fonts-dejavu-core; licence in `assets/DejaVuSans-LICENSE`).
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 
 /// The font family the pictures name.
-pub(crate) const FAMILY: &str = "sans-serif";
+pub const FAMILY: &str = "sans-serif";
 
 /// Registers the embedded font once.
 fn register_font() {
@@ -40,7 +41,7 @@ fn register_font() {
 }
 
 /// A categorical palette (Tableau 10), distinct in colour and in lightness.
-pub(crate) const PALETTE: [RGBColor; 10] = [
+pub const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -63,7 +64,7 @@ pub struct Picture {
 
 impl Picture {
     /// Writes the picture into `dir` (to a temporary name, renamed), and answers its path.
-    pub fn write(&self, dir: &Path) -> Result<PathBuf, CliError> {
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, Error> {
         let path = dir.join(&self.name);
         write_atomically(&path, &self.png)?;
         Ok(path)
@@ -71,16 +72,16 @@ impl Picture {
 }
 
 /// The error of a failed drawing.
-fn draw_error(name: &str, e: impl std::fmt::Display) -> CliError {
-    CliError::failure(format!("cannot draw {name}: {e}"))
+fn draw_error(name: &str, e: impl std::fmt::Display) -> Error {
+    Error::failure(format!("cannot draw {name}: {e}"))
 }
 
 /// Draws a `width` x `height` picture with `draw` and encodes it.
-pub(crate) fn picture(
+pub fn picture(
     name: &str,
     (width, height): (u32, u32),
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>) -> Result<(), String>,
-) -> Result<Picture, CliError> {
+) -> Result<Picture, Error> {
     register_font();
     let mut pixels = vec![255u8; width as usize * height as usize * 3];
     {
@@ -105,14 +106,14 @@ pub(crate) fn picture(
     })
 }
 
-/// Turns any displayable error into the drawing closures' error.
-pub(crate) fn s<E: std::fmt::Display>(e: E) -> String {
+/// Turns any displayable error into the drawing closures' error (`.map_err(s)?`).
+pub fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
 /// The bit layout of f32 and every format: one box per bit, sign red, exponent green,
 /// mantissa blue.
-pub fn layout() -> Result<Picture, CliError> {
+pub fn layout() -> Result<Picture, Error> {
     let rows: Vec<(String, u32, u32, u32, String)> = std::iter::once((
         "f32".to_string(),
         1,
@@ -120,17 +121,17 @@ pub fn layout() -> Result<Picture, CliError> {
         23,
         "bias 127, max ≈3.40282e38".to_string(),
     ))
-    .chain(registry::ALL.iter().map(|f| {
-        let fmt = &f.format;
+    .chain(crate::registry::all().map(|f| {
+        let fmt = &*f;
         (
-            f.name().to_string(),
+            f.name.to_string(),
             fmt.signed as u32,
             fmt.exponent_bits,
             fmt.mantissa_bits,
             format!(
                 "bias {}, max {}",
                 fmt.bias,
-                crate::number::readable(f.value(f.max))
+                crate::number::readable(f.max_value())
             ),
         )
     }))
@@ -185,11 +186,11 @@ pub fn layout() -> Result<Picture, CliError> {
 
 /// How many positive values of a format lie in each binade `[2^e, 2^(e+1))`: `(e, count,
 /// subnormal)`, and the overflow threshold (`MAX` plus half its spacing).
-pub fn binades(format: &FormatOps) -> (Vec<(i32, u32, bool)>, f64) {
-    let fmt = &format.format;
+pub fn binades(format: &Format) -> (Vec<(i32, u32, bool)>, f64) {
+    let fmt = format;
     let mut out: Vec<(i32, u32, bool)> = Vec::new();
     for bits in 1..=fmt.max_finite_bits() {
-        let v = format.value(bits);
+        let v = format.to_f64(bits);
         if !(v.is_finite() && v > 0.0) {
             continue;
         }
@@ -204,14 +205,13 @@ pub fn binades(format: &FormatOps) -> (Vec<(i32, u32, bool)>, f64) {
         // E8M0: bits 0 is 2^-127, a value of its own binade.
         out.insert(0, (fmt.min_exponent(), 1, false));
     }
-    let threshold =
-        format.value(format.max) + super::pow2(fmt.max_exponent() - fmt.mantissa_bits as i32) / 2.0;
+    let threshold = format.max_value() + pow2(fmt.max_exponent() - fmt.mantissa_bits as i32) / 2.0;
     (out, threshold)
 }
 
 /// Where every format's values lie: one row per format, one bar per binade (height: values in
 /// the binade on a log scale), subnormal binades in orange, the overflow threshold in red.
-pub fn values(formats: &[&'static FormatOps]) -> Result<Picture, CliError> {
+pub fn values(formats: &[&'static Format]) -> Result<Picture, Error> {
     let n = formats.len() as f64;
     picture(
         "values.png",
@@ -227,7 +227,7 @@ pub fn values(formats: &[&'static FormatOps]) -> Result<Picture, CliError> {
                 .y_label_area_size(110)
                 .build_cartesian_2d(-46f64..40f64, 0f64..n)
                 .map_err(s)?;
-            let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+            let names: Vec<&str> = formats.iter().map(|f| f.name).collect();
             chart
                 .configure_mesh()
                 .disable_y_mesh()
@@ -297,38 +297,17 @@ pub fn values(formats: &[&'static FormatOps]) -> Result<Picture, CliError> {
     )
 }
 
-/// The relative error of rounding the midpoint between each pair of neighbouring positive
-/// values of `T` (zero included), `(midpoint, error)`: the largest relative rounding error at
-/// that magnitude.
-pub fn midpoint_errors<T: Number>() -> Vec<(f64, f64)> {
-    let fmt = T::FORMAT;
-    let values: Vec<f64> = (0..=fmt.max_finite_bits())
-        .map(|b| LowpFloat::to_f64(T::from_bits_u32(b)))
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .collect();
-    values
-        .windows(2)
-        .map(|w| {
-            let mid = (w[0] + w[1]) / 2.0;
-            (mid, (w[1] - w[0]) / 2.0 / mid)
-        })
+/// The formats the rounding-error picture shows: the 16-bit formats and the FP8 value formats
+/// (every signed format of at least 8 bits), in [`Format::ALL`]'s order.
+pub fn rounding_formats() -> Vec<&'static Format> {
+    Format::ALL
+        .iter()
+        .filter(|f| f.signed && f.total_bits() >= 8)
         .collect()
 }
 
-/// The formats the rounding-error picture shows: f16, bf16 and the FP8 value formats.
-pub const ROUNDING_FORMATS: [&str; 8] = [
-    "f16",
-    "bf16",
-    "f8e4m3fn",
-    "f8e5m2",
-    "f8e4m3fnuz",
-    "f8e5m2fnuz",
-    "f8e4m3",
-    "f8e3m4",
-];
-
-/// The largest relative rounding error against magnitude, for [`ROUNDING_FORMATS`].
-pub fn rounding_error() -> Result<Picture, CliError> {
+/// The largest relative rounding error against magnitude, for [`rounding_formats`].
+pub fn rounding_error() -> Result<Picture, Error> {
     picture("rounding-error.png", (1400, 760), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
@@ -358,8 +337,10 @@ pub fn rounding_error() -> Result<Picture, CliError> {
             .axis_desc_style((FAMILY, 18))
             .draw()
             .map_err(s)?;
-        for (i, name) in ROUNDING_FORMATS.iter().enumerate() {
-            let points: Vec<(f64, f64)> = (super::kernels(name).midpoint_errors)()
+        for (i, format) in rounding_formats().into_iter().enumerate() {
+            let name = format.name;
+            let midpoints = kernels(format).map_err(s)?.midpoint_errors;
+            let points: Vec<(f64, f64)> = midpoints()
                 .into_iter()
                 .map(|(x, e)| (x.log10(), e.log10()))
                 .collect();
@@ -368,7 +349,7 @@ pub fn rounding_error() -> Result<Picture, CliError> {
             chart
                 .draw_series(LineSeries::new(points, colour.stroke_width(width)))
                 .map_err(s)?
-                .label(*name)
+                .label(name)
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
                 });
@@ -390,7 +371,7 @@ type Series<'a> = (&'a str, &'a [(usize, f64)], RGBColor);
 
 /// The running sums of `lowp accumulate`: in the format, Kahan in the format, in f32, and the
 /// exact running sum, with the stall marked.
-pub fn running_sums(outcome: &Outcome) -> Result<Picture, CliError> {
+pub fn running_sums(outcome: &Outcome) -> Result<Picture, Error> {
     let name = format!("accumulate-{}.png", outcome.format);
     let n = outcome.setup.n as f64;
     let series: Vec<Series> = vec![
@@ -481,27 +462,27 @@ pub fn running_sums(outcome: &Outcome) -> Result<Picture, CliError> {
 }
 
 /// The pictures of `lowp plot`, drawn (not yet written).
-pub fn all() -> Result<Vec<Picture>, CliError> {
-    let formats: Vec<&'static FormatOps> = registry::ALL.iter().collect();
+pub fn all() -> Result<Vec<Picture>, Error> {
+    let formats: Vec<&'static Format> = crate::registry::all().collect();
     Ok(vec![layout()?, values(&formats)?, rounding_error()?])
 }
 
 /// Writes `pictures` into `dir` (created if missing), and answers the paths.
-pub fn write_all(dir: &Path, pictures: &[Picture]) -> Result<Vec<PathBuf>, CliError> {
+pub fn write_all(dir: &Path, pictures: &[Picture]) -> Result<Vec<PathBuf>, Error> {
     create_dir(dir)?;
     pictures.iter().map(|p| p.write(dir)).collect()
 }
 
 /// Creates `dir` and its parents, unless it exists; a file in the way is a usage error.
-pub fn create_dir(dir: &Path) -> Result<(), CliError> {
+pub fn create_dir(dir: &Path) -> Result<(), Error> {
     if dir.exists() && !dir.is_dir() {
-        return Err(CliError::usage(format!(
+        return Err(Error::invalid(format!(
             "--out {}: not a directory",
             dir.display()
         )));
     }
     std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::failure(format!("cannot create {}: {e}", dir.display())))
+        .map_err(|e| Error::failure(format!("cannot create {}: {e}", dir.display())))
 }
 
 #[cfg(test)]
@@ -534,14 +515,11 @@ mod tests {
 
     #[test]
     fn midpoints_reach_one_at_zero_and_u_at_one() {
-        let e = midpoint_errors::<lowp::f16>();
+        let e = crate::kernels::midpoint_errors::<lowp::f16>();
         assert_eq!(e.len(), 0x7bff);
-        assert_eq!(e[0], (super::super::pow2(-25), 1.0));
+        assert_eq!(e[0], (pow2(-25), 1.0));
         let at_one = e.iter().find(|p| p.0 > 1.0).unwrap();
-        assert_eq!(
-            at_one.1,
-            super::super::pow2(-11) / (1.0 + super::super::pow2(-11))
-        );
+        assert_eq!(at_one.1, pow2(-11) / (1.0 + pow2(-11)));
     }
 
     #[test]

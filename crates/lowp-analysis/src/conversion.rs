@@ -27,10 +27,11 @@
 //! a slice, where this walks ranges of bit patterns without storing them. A test checks that
 //! the two agree to 10^-6.
 
-use super::{Number, Progress, interrupted, pow2};
-use crate::error::{self, CliError};
+use crate::error::Error;
+use crate::kernels::{Number, pow2};
 use crate::output::{Cell, Column, Table};
-use crate::registry::FormatOps;
+use crate::progress::Control;
+use lowp::Format;
 use lowp::prelude::*;
 use rayon::prelude::*;
 
@@ -81,13 +82,17 @@ impl Span {
 
 /// The two parts of a format's range: its subnormal magnitudes `[MIN_POSITIVE_SUBNORMAL,
 /// MIN_POSITIVE)` (empty without subnormals) and its normal ones `[MIN_POSITIVE, MAX]`.
-pub fn spans(format: &FormatOps) -> (Span, Span) {
-    let value = |bits| format.value(bits) as f32;
-    let unsigned = !format.format.signed;
-    let normal = Span::between(value(format.min_positive), value(format.max), unsigned);
-    let mut subnormal = Span::between(value(format.min_positive_subnormal), 0.0, unsigned);
+pub fn spans(format: &Format) -> (Span, Span) {
+    let value = |bits| format.to_f64(bits) as f32;
+    let unsigned = !format.signed;
+    let normal = Span::between(
+        value(format.min_positive_normal_bits()),
+        value(format.max_finite_bits()),
+        unsigned,
+    );
+    let mut subnormal = Span::between(value(format.min_positive_subnormal_bits()), 0.0, unsigned);
     subnormal.hi = normal.lo.wrapping_sub(1);
-    if !format.format.subnormals {
+    if !format.subnormals {
         subnormal.hi = 0;
         subnormal.lo = 1;
     }
@@ -192,7 +197,7 @@ struct Scratch<T> {
 
 /// Measures rounding every f32 of `span` into `T`, on all threads. An interrupted run stops
 /// after the chunks in flight and answers the interruption.
-pub fn measure<T: Number>(span: &Span, progress: &Progress) -> Result<Stats, CliError> {
+pub fn measure<T: Number>(span: &Span, ctl: &Control<'_>) -> Result<Stats, Error> {
     if span.is_empty() {
         return Ok(Stats::default());
     }
@@ -214,23 +219,18 @@ pub fn measure<T: Number>(span: &Span, progress: &Progress) -> Result<Stats, Cli
                 best_rel_of_result: 0.0,
             },
             |scratch, (sign, c)| {
-                if interrupted() {
+                if ctl.cancelled() {
                     return Stats::default();
                 }
                 let start = span.lo as u64 + c * CHUNK as u64;
                 let n = (span.hi as u64 + 1 - start).min(CHUNK as u64) as u32;
                 let stats = measure_chunk(scratch, sign, start as u32, n);
-                progress.add(n as u64);
+                ctl.progress.advance(n as u64);
                 stats
             },
         )
         .reduce(Stats::default, |a, b| a.merge(&b));
-    if interrupted() {
-        return Err(CliError {
-            message: "interrupted".to_string(),
-            code: error::INTERRUPTED,
-        });
-    }
+    ctl.check()?;
     Ok(stats)
 }
 
@@ -380,7 +380,7 @@ impl Lanes {
 #[derive(Clone, Debug)]
 pub struct Measured {
     /// The format.
-    pub format: &'static FormatOps,
+    pub format: &'static Format,
     /// Over the normal range.
     pub normal: Stats,
     /// Over the range including subnormals.
@@ -388,7 +388,7 @@ pub struct Measured {
 }
 
 /// The f32 values [`run`] walks for `formats`, for the progress bar.
-pub fn work(formats: &[&'static FormatOps]) -> u64 {
+pub fn work(formats: &[&'static Format]) -> u64 {
     formats
         .iter()
         .map(|f| {
@@ -398,40 +398,35 @@ pub fn work(formats: &[&'static FormatOps]) -> u64 {
         .sum()
 }
 
-/// Runs `lowp conversion-error` for `formats` (default: all), with a progress bar.
-pub fn run_command(formats: &[&'static FormatOps]) -> Result<Vec<Measured>, CliError> {
-    super::watch_interrupts();
-    let formats = super::formats_or_all(formats);
-    let progress = Progress::new(work(&formats), "f32 values");
-    let measured = run(&formats, &progress);
-    progress.finish();
-    measured
-}
-
-/// Measures every format of `formats` over both ranges.
-pub fn run(formats: &[&'static FormatOps], progress: &Progress) -> Result<Vec<Measured>, CliError> {
-    formats
+/// Measures every format of `formats` (default: all) over both ranges, reporting the f32
+/// values walked to `ctl`'s progress.
+pub fn run(formats: &[&'static Format], ctl: &Control<'_>) -> Result<Vec<Measured>, Error> {
+    let formats = crate::registry::formats_or_all(formats);
+    ctl.progress.start(work(&formats), "f32 values");
+    let measured = formats
         .iter()
         .map(|&format| {
-            progress.message(format.name());
+            ctl.progress.message(format.name);
             let (sub, normal) = spans(format);
-            let measure = super::kernels(format.name()).conversion;
-            let normal_stats = measure(&normal, progress)?;
-            let sub_stats = measure(&sub, progress)?;
+            let measure = crate::kernels::kernels(format)?.conversion;
+            let normal_stats = measure(&normal, ctl)?;
+            let sub_stats = measure(&sub, ctl)?;
             Ok(Measured {
                 format,
                 normal: normal_stats,
                 with_subnormals: normal_stats.merge(&sub_stats),
             })
         })
-        .collect()
+        .collect();
+    ctl.progress.finish();
+    measured
 }
 
 /// The theoretical bounds for one range: the largest absolute error (half the spacing at MAX)
 /// and the largest relative error against the result (`2^-p` over normals; 1/2 with
 /// subnormals, where the smallest subnormal `s` is the result of inputs up to `1.5 s`).
-pub fn bounds(format: &FormatOps, subnormals: bool) -> (f64, f64) {
-    let f = &format.format;
+pub fn bounds(format: &Format, subnormals: bool) -> (f64, f64) {
+    let f = format;
     let abs = pow2(f.max_exponent() - f.mantissa_bits as i32 - 1);
     let rel = if subnormals && f.subnormals {
         0.5
@@ -468,27 +463,27 @@ pub fn table(measured: &[Measured]) -> Table {
             ("with subnormals", &m.with_subnormals, true),
         ] {
             let from = if subnormals && !sub.is_empty() {
-                f.min_positive_subnormal
+                f.min_positive_subnormal_bits()
             } else {
-                f.min_positive
+                f.min_positive_normal_bits()
             };
             let (bound_abs, bound_rel) = bounds(f, subnormals);
-            let label = if subnormals && !f.format.subnormals {
+            let label = if subnormals && !f.subnormals {
                 "with subnormals (none)"
             } else {
                 label
             };
             rows.push(vec![
-                Cell::Text(f.name().to_string()),
+                Cell::Text(f.name.to_string()),
                 Cell::Text(label.to_string()),
-                Cell::Number(f.value(from)),
-                Cell::Number(f.value(f.max)),
+                Cell::Number(f.to_f64(from)),
+                Cell::Number(f.max_value()),
                 Cell::Int(stats.values as i64),
                 Cell::Number(stats.max_abs),
-                super::error_table::error_cell(stats.max_rel, stats.values),
+                crate::error_table::error_cell(stats.max_rel, stats.values),
                 Cell::Approx(stats.mean_abs()),
                 Cell::Approx(stats.mean_rel()),
-                super::error_table::error_cell(stats.max_rel_of_result, stats.values),
+                crate::error_table::error_cell(stats.max_rel_of_result, stats.values),
                 Cell::Number(bound_abs),
                 Cell::Number(bound_rel),
                 Cell::Number(stats.max_rel_at as f64),
@@ -513,7 +508,7 @@ mod tests {
     #[test]
     fn f16_normals_reach_the_bound_to_the_last_bit() {
         // One binade holds every case: the relative errors repeat from binade to binade.
-        let stats = measure::<f16>(&binade(0), &Progress::hidden()).unwrap();
+        let stats = measure::<f16>(&binade(0), &Control::none()).unwrap();
         let u = pow2(-11);
         assert_eq!(stats.max_rel_of_result, u); // 1 + 2^-11 rounds to 1: exactly 2^-11
         assert_eq!(stats.max_rel, u / (1.0 + u)); // ... which is 2^-11 / (1 + 2^-11) of x
@@ -540,7 +535,7 @@ mod tests {
         assert_eq!(sub.hi, (pow2(-14) as f32).to_bits() - 1);
         let s = pow2(-24) as f32;
         let first = Span::between(s, 2.0 * s, false);
-        let stats = measure::<f16>(&first, &Progress::hidden()).unwrap();
+        let stats = measure::<f16>(&first, &Control::none()).unwrap();
         // 1.5 s is a tie: it rounds to 2 s (even), off by s/2, a third of itself.
         assert_eq!(stats.max_rel, 1.0 / 3.0);
         assert_eq!(stats.max_rel_at, 1.5 * s);
@@ -551,7 +546,7 @@ mod tests {
     #[test]
     fn whole_small_formats_and_symmetry() {
         let fp4 = lookup("f4e2m1fn").unwrap();
-        let measured = run(&[fp4], &Progress::hidden()).unwrap();
+        let measured = run(&[fp4], &Control::none()).unwrap();
         let m = &measured[0];
         // [0.5, 6] and [1, 6] in f32, both signs.
         let count = |lo: f32, hi: f32| 2 * (hi.to_bits() - lo.to_bits() + 1) as u64;
@@ -561,10 +556,10 @@ mod tests {
         assert_eq!(m.normal.max_rel_of_result, 0.25); // 2^-p, p = 2
         assert_eq!(m.with_subnormals.max_rel, 1.0 / 3.0);
         // The negative half alone gives the positive half's figures.
-        let pos = measure::<f4e2m1fn>(&Span::between(0.5, 6.0, true), &Progress::hidden()).unwrap();
+        let pos = measure::<f4e2m1fn>(&Span::between(0.5, 6.0, true), &Control::none()).unwrap();
         let mut neg_span = Span::between(0.5, 6.0, true);
         neg_span.signs = vec![0x8000_0000];
-        let neg = measure::<f4e2m1fn>(&neg_span, &Progress::hidden()).unwrap();
+        let neg = measure::<f4e2m1fn>(&neg_span, &Control::none()).unwrap();
         assert_eq!(pos.sum_abs, neg.sum_abs);
         assert_eq!(pos.max_rel, neg.max_rel);
         assert_eq!(neg.max_rel_at, -pos.max_rel_at);
@@ -578,8 +573,7 @@ mod tests {
         assert!(sub.is_empty());
         assert_eq!(normal.signs, [0]);
         assert_eq!(normal.lo, (pow2(-127) as f32).to_bits());
-        let stats =
-            measure::<f8e8m0fnu>(&Span::between(1.0, 2.0, true), &Progress::hidden()).unwrap();
+        let stats = measure::<f8e8m0fnu>(&Span::between(1.0, 2.0, true), &Control::none()).unwrap();
         // Powers of two: 1.5 is the tie (rounded up), off by a third of itself.
         assert_eq!(stats.max_rel, 1.0 / 3.0);
         assert_eq!(bounds(e8m0, true), (pow2(126), 0.5));
@@ -589,7 +583,7 @@ mod tests {
     fn agrees_with_fit_stats() {
         // Every f32 of [0.9, 1.1] and its negative, measured both ways.
         let span = Span::between(0.9, 1.1, false);
-        let ours = measure::<bf16>(&span, &Progress::hidden()).unwrap();
+        let ours = measure::<bf16>(&span, &Control::none()).unwrap();
         let xs: Vec<f32> = span
             .signs
             .iter()
@@ -607,7 +601,7 @@ mod tests {
     #[test]
     fn table_rows_and_bounds() {
         let fp4 = lookup("f4e2m1fn").unwrap();
-        let measured = run(&[fp4], &Progress::hidden()).unwrap();
+        let measured = run(&[fp4], &Control::none()).unwrap();
         let json = table(&measured).to_json_records();
         assert_eq!(json.len(), 2);
         assert_eq!(json[0]["range"], "normal");

@@ -1,7 +1,7 @@
 //! What rounding one value into one format did: the result, its neighbours, the error, and
 //! whether it overflowed, underflowed or went subnormal.
 
-use crate::registry::FormatOps;
+use lowp::Format;
 use std::num::FpCategory;
 
 /// What an overflow turned into.
@@ -67,7 +67,7 @@ impl Outcome {
 #[derive(Clone, Copy, Debug)]
 pub struct Rounded {
     /// The format.
-    pub ops: &'static FormatOps,
+    pub ops: &'static Format,
     /// The value that was rounded.
     pub input: f64,
     /// The result's bits.
@@ -96,15 +96,15 @@ pub struct Error {
 impl Rounded {
     /// Rounds `input` into the format with `from_f64` (nearest, ties to even).
     #[cfg(test)]
-    pub fn new(ops: &'static FormatOps, input: f64) -> Self {
-        Self::with_bits(ops, input, (ops.from_f64)(input))
+    pub fn new(ops: &'static Format, input: f64) -> Self {
+        Self::with_bits(ops, input, ops.from_f64(input))
     }
 
     /// Describes `bits` as the rounding of `input` (for a bit pattern given directly, pass its
     /// own value as `input`).
-    pub fn with_bits(ops: &'static FormatOps, input: f64, bits: u32) -> Self {
-        let value = ops.value(bits);
-        let category = (ops.classify)(bits);
+    pub fn with_bits(ops: &'static Format, input: f64, bits: u32) -> Self {
+        let value = ops.to_f64(bits);
+        let category = ops.classify(bits);
         Rounded {
             ops,
             input,
@@ -117,18 +117,18 @@ impl Rounded {
 
     /// The next value below the result, if there is one.
     pub fn next_down(&self) -> Option<u32> {
-        self.neighbour((self.ops.next_down)(self.bits))
+        self.neighbour(self.ops.next_down(self.bits))
     }
 
     /// The next value above the result, if there is one.
     pub fn next_up(&self) -> Option<u32> {
-        self.neighbour((self.ops.next_up)(self.bits))
+        self.neighbour(self.ops.next_up(self.bits))
     }
 
     /// `next` as a neighbour: none when the result is NaN or stepping gave NaN or went nowhere.
     fn neighbour(&self, next: u32) -> Option<u32> {
-        let stuck = next == self.bits || self.ops.value(next) == self.value;
-        let nan = (self.ops.classify)(next) == FpCategory::Nan;
+        let stuck = next == self.bits || self.ops.to_f64(next) == self.value;
+        let nan = self.ops.classify(next) == FpCategory::Nan;
         (self.category != FpCategory::Nan && !stuck && !nan).then_some(next)
     }
 
@@ -173,7 +173,7 @@ impl Rounded {
 }
 
 /// Classifies what happened when `input` became `value` (of category `category`).
-fn outcome(ops: &FormatOps, input: f64, value: f64, category: FpCategory) -> Outcome {
+fn outcome(ops: &Format, input: f64, value: f64, category: FpCategory) -> Outcome {
     let nan = category == FpCategory::Nan;
     if input.is_nan() {
         return if nan {
@@ -182,7 +182,7 @@ fn outcome(ops: &FormatOps, input: f64, value: f64, category: FpCategory) -> Out
             Outcome::NanReplaced
         };
     }
-    if nan && !ops.format.signed && input.is_sign_negative() {
+    if nan && !ops.signed && input.is_sign_negative() {
         return Outcome::NotRepresentable;
     }
     if input.is_infinite() || overflows(ops, input) {
@@ -205,8 +205,8 @@ fn outcome(ops: &FormatOps, input: f64, value: f64, category: FpCategory) -> Out
     if input != 0.0 && category == FpCategory::Zero {
         return Outcome::Underflow;
     }
-    let smallest = ops.value(ops.min_positive_subnormal);
-    if !ops.format.has_zero() && input.abs() < smallest {
+    let smallest = ops.min_positive_subnormal_value();
+    if !ops.has_zero() && input.abs() < smallest {
         return Outcome::Clamped;
     }
     let exact = value == input;
@@ -220,12 +220,12 @@ fn outcome(ops: &FormatOps, input: f64, value: f64, category: FpCategory) -> Out
 /// Whether a finite `x` rounds (to nearest, ties to even, with an unbounded exponent) beyond the
 /// largest finite value: `|x|` above `MAX + ulp(MAX)/2`, or equal to it when MAX's last
 /// significand bit is odd (always so without mantissa bits, as for E8M0).
-pub fn overflows(ops: &FormatOps, x: f64) -> bool {
-    let f = &ops.format;
-    let max = ops.value(ops.max);
+pub fn overflows(ops: &Format, x: f64) -> bool {
+    let f = ops;
+    let max = ops.max_value();
     let half_ulp = 2f64.powi(f.max_exponent() - f.mantissa_bits as i32 - 1);
     let threshold = max + half_ulp;
-    let odd = f.mantissa_bits == 0 || ops.max & 1 == 1;
+    let odd = f.mantissa_bits == 0 || ops.max_finite_bits() & 1 == 1;
     x.abs() > threshold || (x.abs() == threshold && odd)
 }
 
@@ -282,13 +282,13 @@ mod tests {
     #[test]
     fn overflow_agrees_with_the_library() {
         // Wherever the format has infinities or NaN, overflow is visible in the result.
-        for ops in crate::registry::ALL.iter().filter(|o| o.format.has_nan()) {
-            let max = ops.value(ops.max);
+        for ops in crate::registry::all().filter(|o| o.has_nan()) {
+            let max = ops.max_value();
             for i in 0..2000 {
                 let x = max * (1.0 + i as f64 / 4000.0);
-                let special = (ops.classify)((ops.from_f64)(x));
+                let special = ops.classify(ops.from_f64(x));
                 let special = matches!(special, FpCategory::Nan | FpCategory::Infinite);
-                assert_eq!(overflows(ops, x), special, "{} {x}", ops.name());
+                assert_eq!(overflows(ops, x), special, "{} {x}", ops.name);
             }
         }
     }

@@ -17,9 +17,11 @@
 //! ulp of the sum: the step where an addition was first lost and where the sum stopped moving
 //! for good are reported, and the running sums drawn.
 
-use super::{Number, check_interrupted, ulp};
-use crate::error::CliError;
+use crate::error::Error;
+use crate::kernels::{Number, ulp};
 use crate::output::{Cell, Column, Table};
+use crate::progress::Control;
+use lowp::Format;
 use lowp::LowpFloat;
 use lowp_tensor::Tensor;
 use std::ops::{Add, Sub};
@@ -223,18 +225,19 @@ fn exact<T: Number>(xs: &[T]) -> (f64, Vec<(usize, f64)>) {
 /// Runs every method on `setup.n` values of `T`.
 pub fn run_in<T: Number + Add<Output = T> + Sub<Output = T>>(
     setup: &Setup,
-) -> Result<Outcome, CliError> {
+    ctl: &Control<'_>,
+) -> Result<Outcome, Error> {
     let fmt = T::FORMAT;
     if !fmt.signed || !fmt.has_zero() {
-        return Err(CliError::usage(format!(
+        return Err(Error::invalid(format!(
             "{} has no zero and no sign (a scale type): it cannot hold a sum",
             fmt.name
         )));
     }
     if setup.n == 0 {
-        return Err(CliError::usage("--n must be at least 1"));
+        return Err(Error::invalid("--n must be at least 1"));
     }
-    let tensor_error = |e: lowp_tensor::Error| CliError::failure(e.to_string());
+    let tensor_error = |e: lowp_tensor::Error| Error::failure(e.to_string());
     let shape = [setup.n];
     let drawn = match setup.distribution {
         Distribution::Uniform => Tensor::rand_uniform(&shape, 0.0, 1.0, T::DTYPE, setup.seed),
@@ -242,10 +245,10 @@ pub fn run_in<T: Number + Add<Output = T> + Sub<Output = T>>(
     }
     .map_err(tensor_error)?;
     let xs = drawn.to_vec::<T>().map_err(tensor_error)?;
-    check_interrupted()?;
+    ctl.check()?;
     let (exact_sum, exact_running) = exact(&xs);
     let (naive, stall) = naive(&xs);
-    check_interrupted()?;
+    ctl.check()?;
     let kahan = kahan(&xs);
     let pairwise = Method {
         name: "pairwise in the format",
@@ -280,41 +283,9 @@ pub fn run_in<T: Number + Add<Output = T> + Sub<Output = T>>(
     })
 }
 
-/// Runs `lowp accumulate`: sums `n` values drawn from `distribution` in `format`, draws the
-/// running sums into `plot` if given, and answers the text (or JSON) to print.
-pub fn run_command(
-    format: &'static crate::registry::FormatOps,
-    n: u64,
-    distribution: Distribution,
-    seed: u64,
-    plot: Option<&std::path::Path>,
-    json: bool,
-) -> Result<String, CliError> {
-    super::watch_interrupts();
-    if let Some(file) = plot {
-        crate::output::check_parent_dir(file)?;
-    }
-    let setup = Setup {
-        n: usize::try_from(n).map_err(|_| CliError::usage("--n is too large"))?,
-        distribution,
-        seed,
-    };
-    let outcome = (super::kernels(format.name()).accumulate)(&setup)?;
-    let mut wrote = String::new();
-    if let Some(file) = plot {
-        let picture = super::plot::running_sums(&outcome)?;
-        check_interrupted()?;
-        crate::output::write_atomically(file, &picture.png)?;
-        wrote = format!("wrote {}\n", file.display());
-    }
-    if json {
-        return Ok(crate::output::json_text(&outcome.to_json()));
-    }
-    Ok(format!(
-        "{}\n{}{wrote}",
-        outcome.summary(),
-        outcome.table().to_text()
-    ))
+/// Sums `setup.n` values drawn from `setup.distribution` in `format` by every method.
+pub fn run(format: &Format, setup: &Setup, ctl: &Control<'_>) -> Result<Outcome, Error> {
+    (crate::kernels::kernels(format)?.accumulate)(setup, ctl)
 }
 
 impl Outcome {
@@ -469,12 +440,12 @@ mod tests {
         let (got, _) = exact(&xs);
         assert_eq!(got, xs[1].to_f64() + xs[3].to_f64());
         assert!((got - want).abs() < 1e-18);
-        let one = run_in::<bf16>(&setup(1)).unwrap();
+        let one = run_in::<bf16>(&setup(1), &Control::none()).unwrap();
         assert!(one.methods.iter().all(|m| m.result == one.exact));
         assert!(one.stall.frozen.is_none());
-        let err = run_in::<bf16>(&setup(0)).unwrap_err();
+        let err = run_in::<bf16>(&setup(0), &Control::none()).unwrap_err();
         assert_eq!(err.code, 2);
-        let err = run_in::<lowp::f8e8m0fnu>(&setup(10)).unwrap_err();
+        let err = run_in::<lowp::f8e8m0fnu>(&setup(10), &Control::none()).unwrap_err();
         assert!(err.message.contains("scale type"), "{}", err.message);
     }
 }
