@@ -417,7 +417,7 @@ mod tests {
         assert!(
             parse_function("sine")
                 .unwrap_err()
-                .message
+                .to_string()
                 .contains("tanh_shrink")
         );
     }

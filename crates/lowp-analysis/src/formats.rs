@@ -43,7 +43,7 @@ pub fn table() -> Table {
 
 /// One format's row, matching [`COLUMNS`].
 fn row(ops: &Format) -> Vec<Cell> {
-    let f = &*ops;
+    let f = ops;
     let nan_patterns: Vec<u32> = (0..=f.bits_mask())
         .filter(|&b| ops.classify(b) == FpCategory::Nan)
         .collect();

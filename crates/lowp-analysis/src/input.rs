@@ -28,7 +28,7 @@ impl Input {
                     "'{text}' looks like a bit pattern; say which format it belongs to with --as FORMAT (e.g. --as f16)"
                 )));
             };
-            return bits::parse(text, &*ops)
+            return bits::parse(text, ops)
                 .map(|bits| Input::Bits { ops, bits })
                 .map_err(Error::invalid);
         }
@@ -65,9 +65,9 @@ mod tests {
             Ok(Input::Bits { bits: 0x3c00, .. })
         ));
         let err = Input::parse("0x3c00", None).err().unwrap();
-        assert!(err.message.contains("--as"));
+        assert!(err.to_string().contains("--as"));
         let err = Input::parse("0x1ffff", Some(f16)).err().unwrap();
-        assert_eq!(err.code, 2);
-        assert!(err.message.contains("16 bits"), "{}", err.message);
+        assert!(matches!(err, Error::Invalid(_)));
+        assert!(err.to_string().contains("16 bits"), "{}", err.to_string());
     }
 }

@@ -122,7 +122,7 @@ pub fn layout() -> Result<Picture, Error> {
         "bias 127, max ≈3.40282e38".to_string(),
     ))
     .chain(crate::registry::all().map(|f| {
-        let fmt = &*f;
+        let fmt = f;
         (
             f.name.to_string(),
             fmt.signed as u32,

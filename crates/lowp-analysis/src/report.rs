@@ -575,7 +575,7 @@ fn glance(results: &Results) -> String {
          | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for f in &results.formats {
-        let fmt = &*f;
+        let fmt = f;
         let rounding = results
             .conversion
             .iter()
