@@ -10,8 +10,6 @@
 pub mod gemm;
 pub mod reduce;
 
-use std::sync::OnceLock;
-
 /// A way to run the kernels' inner loops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
@@ -33,33 +31,28 @@ impl Path {
         }
     }
 
-    /// Whether this CPU can run the path.
+    /// Whether this CPU can run the path (asked of [`lowp::cpu`], which detects once).
     pub fn is_supported(self) -> bool {
         match self {
             Path::Portable => true,
-            #[cfg(target_arch = "x86_64")]
             Path::Avx2Fma => {
-                std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("fma")
+                cfg!(target_arch = "x86_64")
+                    && lowp::cpu::has(lowp::cpu::Feature::Avx2)
+                    && lowp::cpu::has(lowp::cpu::Feature::Fma)
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            Path::Avx2Fma => false,
         }
     }
 
-    /// The fastest path this CPU supports, detected once; the portable one when
-    /// `LOWP_FORCE_PATH=portable` pins lowp's conversions to it too.
+    /// The path the kernels run on: [`Path::Avx2Fma`] where the CPU has it and the process
+    /// runs a vector path at all ([`lowp::cpu::active_path`] is not portable, so
+    /// `LOWP_FORCE_PATH=portable` pins these kernels to the portable loops too), else
+    /// [`Path::Portable`].
     pub fn best() -> Path {
-        static BEST: OnceLock<Path> = OnceLock::new();
-        *BEST.get_or_init(|| {
-            let pinned = lowp::bulk::active_path() == lowp::bulk::Path::Portable
-                && std::env::var_os(lowp::bulk::FORCE_PATH_VAR).is_some();
-            if !pinned && Path::Avx2Fma.is_supported() {
-                Path::Avx2Fma
-            } else {
-                Path::Portable
-            }
-        })
+        if lowp::cpu::active_path() != lowp::cpu::Path::Portable && Path::Avx2Fma.is_supported() {
+            Path::Avx2Fma
+        } else {
+            Path::Portable
+        }
     }
 }
 
