@@ -36,8 +36,8 @@
 //!
 //! * [`convert`] / [`convert_with`]: the whole conversion, planned per tensor by
 //!   [`Options::plan`];
-//! * [`safetensors`] and the NumPy reader: headers read and checked, output headers laid
-//!   out;
+//! * [`safetensors`] and the NumPy reader (with its own `.npy` header parser, linear in the
+//!   header's length): headers read and checked, output headers laid out;
 //! * the pipeline: one tensor's data moved block by block on all threads;
 //! * [`kernel`]: the storage types ([`FloatType`]) and the conversion of one block;
 //! * [`report`]: the per-tensor figures, verdicts and the JSON report;
@@ -48,6 +48,7 @@ mod convert;
 pub mod error;
 pub mod files;
 pub mod kernel;
+mod npy_header;
 mod numpy;
 mod pipeline;
 pub mod progress;

@@ -1,9 +1,8 @@
 //! NumPy files: `.npy` (one array) and `.npz` (a zip archive of `.npy` members, stored by
 //! `np.savez` or deflated by `np.savez_compressed`).
 //!
-//! The header is parsed by `npyz`, after checks that keep a hostile header from costing more
-//! than it should (its length against the file's, its nesting depth, which `npyz`'s recursive
-//! parser would follow); the data is then converted in bulk like any tensor, byte-swapped first
+//! The header is parsed by [`crate::npy_header`] in one linear pass, after its length is
+//! checked against the file's; the data is then converted in bulk like any tensor, byte-swapped first
 //! when big-endian (`>f4`). C and Fortran order need nothing: conversion is element-wise, and
 //! the output header keeps the order and shape. Converted arrays are written little-endian.
 //! NumPy has no bf16 or FP8 dtype (ml_dtypes arrays are saved as raw `V2`/`V1` bytes that
@@ -13,10 +12,10 @@ use crate::convert::{Options, Plan};
 use crate::error::Error;
 use crate::files;
 use crate::kernel::FloatType;
+use crate::npy_header::{self, Header, TypeStr};
 use crate::pipeline::{self, Files, Segment};
 use crate::progress::Control;
 use crate::report::TensorReport;
-use npyz::{DType, Endianness, NpyHeader, TypeChar, TypeStr, WriterBuilder};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -25,14 +24,10 @@ use std::path::Path;
 /// unless told otherwise; this leaves room for large structured dtypes.
 const MAX_HEADER: u64 = 1 << 20;
 
-/// The deepest nesting of brackets accepted in a header (a structured dtype of structured
-/// dtypes nests a few levels; `npyz`'s parser recurses on each).
-const MAX_NESTING: usize = 32;
-
 /// A parsed and checked `.npy` header.
 pub struct Array {
-    /// The header as `npyz` reads it.
-    header: NpyHeader,
+    /// What the header says.
+    header: Header,
     /// Bytes before the data.
     data_start: u64,
     /// Elements (the product of the shape).
@@ -79,47 +74,24 @@ fn read_array(r: &mut dyn Read, available: u64) -> Result<Array, String> {
     let mut text = vec![0u8; header_len as usize];
     r.read_exact(&mut text)
         .map_err(|_| "the .npy header is truncated".to_string())?;
-    let mut depth = 0usize;
-    for &b in &text {
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth > MAX_NESTING {
-            return Err(format!(
-                "the .npy header nests brackets deeper than {MAX_NESTING} levels"
-            ));
-        }
-    }
-    let mut whole = pre[..8 + len_bytes].to_vec();
-    whole.extend(text);
-    let header = NpyHeader::from_reader(io::Cursor::new(whole))
-        .map_err(|e| format!("invalid .npy header: {e}"))?;
+    let header = npy_header::parse(&text)?;
     let elements = header
-        .shape()
+        .shape
         .iter()
         .try_fold(1u64, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| format!("shape {:?} has too many elements", header.shape()))?;
-    let dtype = header.dtype();
-    let item_size = if header.uses_pickled_array() {
-        None
-    } else {
-        dtype.num_bytes().map(|n| n as u64)
-    };
-    let (float, descr) = match &dtype {
-        DType::Plain(ts) => (float_of(ts), ts.to_string()),
-        _ => (None, "structured".to_string()),
-    };
+        .ok_or_else(|| format!("shape {:?} has too many elements", header.shape))?;
+    let item_size = header.item_size;
+    let float = header.plain.as_ref().and_then(float_of);
+    let descr = header.descr.clone();
     if let Some(size) = item_size {
         let need = elements
             .checked_mul(size)
-            .ok_or_else(|| format!("shape {:?} of {descr} is too large", header.shape()))?;
+            .ok_or_else(|| format!("shape {:?} of {descr} is too large", header.shape))?;
         let held = available - data_start;
         if need != held {
             return Err(format!(
                 "the array data is {held} bytes but {descr} of shape {:?} needs {need}{}",
-                header.shape(),
+                header.shape,
                 if held < need { ": truncated?" } else { "" }
             ));
         }
@@ -136,14 +108,14 @@ fn read_array(r: &mut dyn Read, available: u64) -> Result<Array, String> {
 
 /// Our float type for a NumPy type string, and whether its bytes need swapping.
 fn float_of(ts: &TypeStr) -> Option<(FloatType, bool)> {
-    if ts.type_char() != TypeChar::Float {
+    if ts.kind != 'f' {
         return None;
     }
-    let t = FloatType::from_numpy_size(ts.size_field())?;
-    let swap = match ts.endianness() {
-        Endianness::Little => cfg!(target_endian = "big"),
-        Endianness::Big => cfg!(target_endian = "little"),
-        Endianness::Irrelevant => false,
+    let t = FloatType::from_numpy_size(ts.size?)?;
+    let swap = match ts.byte_order {
+        '<' => cfg!(target_endian = "big"),
+        '>' => cfg!(target_endian = "little"),
+        _ => false,
     };
     Some((t, swap))
 }
@@ -151,18 +123,11 @@ fn float_of(ts: &TypeStr) -> Option<(FloatType, bool)> {
 /// The `.npy` header of `array` stored as the little-endian float type `to`.
 fn output_header(array: &Array, to: FloatType) -> Result<Vec<u8>, Error> {
     let descr = format!("<f{}", to.size());
-    let ts: TypeStr = descr
-        .parse()
-        .map_err(|e| Error::file(format!("cannot write a .npy header for {descr}: {e}")))?;
-    let mut out = Vec::new();
-    npyz::WriteOptions::new_header_only()
-        .dtype(DType::Plain(ts))
-        .shape(array.header.shape())
-        .order(array.header.order())
-        .writer(&mut out)
-        .write_header_only()
-        .map_err(|e| Error::file(format!("cannot write a .npy header: {e}")))?;
-    Ok(out)
+    Ok(npy_header::write(
+        &descr,
+        array.header.fortran_order,
+        &array.header.shape,
+    ))
 }
 
 /// The report of an array.
@@ -182,7 +147,7 @@ fn report(
     };
     TensorReport {
         name: name.to_string(),
-        shape: array.header.shape().to_vec(),
+        shape: array.header.shape.clone(),
         from: array.descr.clone(),
         to,
         target: plan.target,
@@ -402,7 +367,7 @@ mod tests {
             Some((FloatType::F32, cfg!(target_endian = "little")))
         );
         assert_eq!(a.elements, 2);
-        assert_eq!(a.header.order(), npyz::Order::Fortran);
+        assert!(a.header.fortran_order);
         let h = parse(&npy(
             "{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }",
             &[0; 6],
@@ -413,7 +378,7 @@ mod tests {
         assert_eq!(out.len() % 64, 0);
         let back = parse(&[out, vec![0; 12]].concat()).unwrap();
         assert_eq!(back.descr, "<f4");
-        assert_eq!(back.header.shape(), &[3]);
+        assert_eq!(back.header.shape, [3]);
         let ints = parse(&npy(
             "{'descr': '<i8', 'fortran_order': False, 'shape': (), }",
             &[0; 8],
@@ -439,7 +404,7 @@ mod tests {
                     &format!("{{'descr': {}'<f4'{}}}", "[".repeat(40), "]".repeat(40)),
                     &[],
                 ),
-                "nests",
+                "nest deeper",
             ),
             (
                 npy(
