@@ -160,7 +160,7 @@ struct ConversionErrorArgs {
 #[derive(Args)]
 #[command(after_help = format!("Formats: {}", registry::names()))]
 struct AccumulateArgs {
-    /// The format to sum in (any but the scale type f8e8m0fnu).
+    /// The format to sum in (any but the E8M0 scale type, which has no zero).
     #[arg(long, value_name = "FORMAT", value_parser = parse_format, default_value = "f16")]
     format: &'static Format,
 

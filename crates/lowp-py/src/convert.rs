@@ -15,14 +15,17 @@ use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
 /// Runs `$body` with `$t` standing for the lowp type of the [`Format`] `$fmt` (a `&Format`
-/// of one of the twelve formats; any other is unreachable, since formats only come from
-/// `lowp::format::format_by_name`).
+/// of one of lowp's formats; any other is unreachable, since formats only come from
+/// `lowp::Format::from_name`). The formats are lowp's own list, `lowp::for_each_format!`.
 macro_rules! with_format {
     ($fmt:expr, $t:ident => $body:expr) => {
-        with_format!(@each $fmt, $t, $body, f16 bf16 f8e4m3fn f8e5m2 f8e4m3fnuz f8e5m2fnuz
-            f8e4m3 f8e3m4 f8e8m0fnu f6e2m3fn f6e3m2fn f4e2m1fn)
+        lowp::for_each_format!(with_format_rows, list, $fmt, $t, $body)
     };
-    (@each $fmt:expr, $t:ident, $body:expr, $($ty:ident)*) => {{
+}
+
+/// [`with_format!`] given lowp's rows of formats: one comparison per format.
+macro_rules! with_format_rows {
+    ([$fmt:expr, $t:ident, $body:expr] $(($ty:ident, $($rest:tt)*))*) => {{
         let fmt: &lowp::Format = $fmt;
         $(
             if *fmt == <lowp::$ty as lowp::LowpFloat>::FORMAT {
@@ -35,6 +38,7 @@ macro_rules! with_format {
     }};
 }
 pub(crate) use with_format;
+pub(crate) use with_format_rows;
 
 /// A lowp type together with the integer NumPy stores it as.
 pub trait Stored: LowpFloat {
@@ -93,9 +97,18 @@ macro_rules! stored_masked {
     )*};
 }
 
-stored_pod!(f16: u16, bf16: u16, f8e4m3fn: u8, f8e5m2: u8, f8e4m3fnuz: u8, f8e5m2fnuz: u8,
-    f8e4m3: u8, f8e3m4: u8, f8e8m0fnu: u8);
-stored_masked!(f6e2m3fn, f6e3m2fn, f4e2m1fn);
+/// [`Stored`] for one row of `lowp::for_each_format!`: cast in place where every bit pattern
+/// of the storage is a value, masked where the format uses only the low bits.
+macro_rules! stored_row {
+    ($t:ident, $v:ident, $storage:ty, $c:ty, $s:ident, $vals:ident, all_bits) => {
+        stored_pod!($t: $storage);
+    };
+    ($t:ident, $v:ident, $storage:ty, $c:ty, $s:ident, $vals:ident, low_bits) => {
+        stored_masked!($t);
+    };
+}
+
+lowp::for_each_format!(stored_row, rows);
 
 /// How to round into a lowp format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,7 +23,7 @@ pub mod convert;
 pub mod report;
 
 use arrays::{Array, Kind};
-use convert::{How, Mode, Source, Stored, Threads, with_format};
+use convert::{How, Mode, Source, Stored, Threads, with_format, with_format_rows};
 use lowp::fit::FitStats;
 use lowp::{Format, Rounding};
 use numpy::prelude::*;
@@ -376,9 +376,8 @@ fn simd_path() -> String {
 
 /// lowp: exact, fast low-precision floating point for NumPy.
 ///
-/// float16, bfloat16 and the FP8/FP6/FP4 formats (f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz,
-/// f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu, f6e2m3fn, f6e3m2fn, f4e2m1fn; ml_dtypes' names work
-/// too). cast() converts arrays on the CPU's vector units, in every rounding mode, rounding
+/// float16, bfloat16 and the FP8/FP6/FP4 formats, by lowp's names or ml_dtypes' (formats()
+/// lists them all). cast() converts arrays on the CPU's vector units, in every rounding mode, rounding
 /// float64 once (no double rounding through float32); fit_report() says what a format does to
 /// an array; finfo(), formats() and inspect() describe the formats.
 #[pymodule]
