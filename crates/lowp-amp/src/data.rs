@@ -83,13 +83,22 @@ impl Digits {
         self.labels.is_empty()
     }
 
-    /// The images at `indices` as a `[n, 64]` f32 tensor and their labels as an i64 `[n]`.
+    /// The images at `indices` as a `[n, 64]` f32 tensor and their labels as an i64 `[n]`; an
+    /// error naming the first index beyond the images.
     pub fn batch(&self, indices: &[usize]) -> Result<(Tensor, Tensor)> {
         let mut x = Vec::with_capacity(indices.len() * FEATURES);
         let mut y = Vec::with_capacity(indices.len());
+        self.check()?;
         for &i in indices {
-            x.extend_from_slice(&self.pixels[i * FEATURES..(i + 1) * FEATURES]);
-            y.push(self.labels[i]);
+            let Some(&label) = self.labels.get(i) else {
+                return Err(bad(format!(
+                    "no image {i}: there are {} (indices 0..{})",
+                    self.len(),
+                    self.len()
+                )));
+            };
+            x.extend_from_slice(self.image(i));
+            y.push(label);
         }
         Ok((
             Tensor::from_vec(x, &[indices.len(), FEATURES])?,
@@ -97,9 +106,30 @@ impl Digits {
         ))
     }
 
+    /// An error unless there are 64 pixels for every label (the fields are public, so a
+    /// `Digits` may have been built by hand).
+    fn check(&self) -> Result<()> {
+        if Some(self.pixels.len()) != self.labels.len().checked_mul(FEATURES) {
+            return Err(bad(format!(
+                "{} pixels for {} labels; every image has {FEATURES}",
+                self.pixels.len(),
+                self.labels.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The pixels of image `i`, which [`Digits::check`] and the caller's bound on `i` keep
+    /// within `pixels`.
+    fn image(&self, i: usize) -> &[f32] {
+        &self.pixels[i * FEATURES..(i + 1) * FEATURES]
+    }
+
     /// A seeded split: the images shuffled by `seed`, the first `test_fraction` of them
-    /// held out for testing.
+    /// held out for testing. An error when the fraction is outside [0, 1) or the pixels do
+    /// not match the labels.
     pub fn split(&self, test_fraction: f64, seed: u64) -> Result<Split> {
+        self.check()?;
         if !(0.0..1.0).contains(&test_fraction) {
             return Err(bad(format!(
                 "the test fraction must be in [0, 1), not {test_fraction}"
@@ -110,11 +140,7 @@ impl Digits {
         let pick = |idx: &[usize]| Digits {
             pixels: idx
                 .iter()
-                .flat_map(|&i| {
-                    self.pixels[i * FEATURES..(i + 1) * FEATURES]
-                        .iter()
-                        .copied()
-                })
+                .flat_map(|&i| self.image(i).iter().copied())
                 .collect(),
             labels: idx.iter().map(|&i| self.labels[i]).collect(),
         };
@@ -192,6 +218,23 @@ mod tests {
         assert_eq!(a, d.split(0.2, 1).unwrap());
         assert_ne!(a, d.split(0.2, 2).unwrap());
         assert!(d.split(1.0, 1).is_err());
+    }
+
+    #[test]
+    fn indices_beyond_the_images_and_mismatched_pixels_are_errors() {
+        let d = Digits::load().unwrap();
+        let err = d.batch(&[0, 1797]).unwrap_err().to_string();
+        assert!(
+            err.contains("no image 1797") && err.contains("1797"),
+            "{err}"
+        );
+        assert!(d.batch(&[usize::MAX]).is_err());
+        let broken = Digits {
+            pixels: vec![0.0; FEATURES + 1],
+            labels: vec![3, 4],
+        };
+        assert!(broken.batch(&[1]).is_err());
+        assert!(broken.split(0.5, 0).is_err());
     }
 
     #[test]

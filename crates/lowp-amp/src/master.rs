@@ -85,8 +85,9 @@ struct Param {
 /// for _ in 0..4 {
 ///     params.update(|_, w| w.iter_mut().for_each(|x| *x += 1.0 / 4096.0)).unwrap();
 /// }
-/// assert_eq!(params.master(0).to_f64_vec(), [1.0009765625; 2]);
-/// assert_eq!(params.copy(0).tensor().unwrap().to_f64_vec(), [1.0009765625; 2]);
+/// assert_eq!(params.master(0).unwrap().to_f64_vec(), [1.0009765625; 2]);
+/// assert_eq!(params.copy(0).unwrap().tensor().unwrap().to_f64_vec(), [1.0009765625; 2]);
+/// assert!(params.master(1).is_err()); // one parameter only
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct MasterWeights {
@@ -124,24 +125,37 @@ impl MasterWeights {
         self.params.is_empty()
     }
 
-    /// The name of parameter `i`.
-    pub fn name(&self, i: usize) -> &str {
-        &self.params[i].name
+    /// Parameter `i`, or an error naming the index and the number of parameters.
+    fn param(&self, i: usize) -> Result<&Param> {
+        self.params.get(i).ok_or_else(|| Error::Argument {
+            op: "MasterWeights",
+            message: format!(
+                "no parameter {i}: there are {} (indices 0..{})",
+                self.params.len(),
+                self.params.len()
+            ),
+        })
     }
 
-    /// The f32 master of parameter `i`.
-    pub fn master(&self, i: usize) -> &Tensor {
-        &self.params[i].master
+    /// The name of parameter `i`; an error when there is no parameter `i`.
+    pub fn name(&self, i: usize) -> Result<&str> {
+        self.param(i).map(|p| p.name.as_str())
     }
 
-    /// The working copy of parameter `i` (what the forward and backward passes read).
-    pub fn copy(&self, i: usize) -> &WorkingCopy {
-        &self.params[i].copy
+    /// The f32 master of parameter `i`; an error when there is no parameter `i`.
+    pub fn master(&self, i: usize) -> Result<&Tensor> {
+        self.param(i).map(|p| &p.master)
     }
 
-    /// The copy format of parameter `i`.
-    pub fn format(&self, i: usize) -> &CopyFormat {
-        &self.params[i].format
+    /// The working copy of parameter `i` (what the forward and backward passes read); an
+    /// error when there is no parameter `i`.
+    pub fn copy(&self, i: usize) -> Result<&WorkingCopy> {
+        self.param(i).map(|p| &p.copy)
+    }
+
+    /// The copy format of parameter `i`; an error when there is no parameter `i`.
+    pub fn format(&self, i: usize) -> Result<&CopyFormat> {
+        self.param(i).map(|p| &p.format)
     }
 
     /// Applies `f(i, master values)` to every master in f32, then refreshes every copy.

@@ -186,6 +186,21 @@ impl Mlp {
         }
     }
 
+    /// Checks that FP8 numerics have a pair of slots for every layer.
+    fn check_numerics(&self, numerics: &Numerics) -> Result<()> {
+        match numerics {
+            Numerics::Fp8 { metas, .. } if metas.len() < self.layers() => Err(Error::Argument {
+                op: "Mlp",
+                message: format!(
+                    "the FP8 numerics have slots for {} layers; the perceptron has {}",
+                    metas.len(),
+                    self.layers()
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// The forward pass of a batch `x` (`[n, inputs]`). Under FP8 numerics the input
     /// activations' amaxes are recorded when `record` (training), not otherwise
     /// (evaluation).
@@ -197,6 +212,7 @@ impl Mlp {
         record: bool,
     ) -> Result<Forward> {
         self.check(params)?;
+        self.check_numerics(numerics)?;
         let last = self.layers() - 1;
         let mut a = x.clone();
         let mut layers = Vec::with_capacity(self.layers());
@@ -248,6 +264,17 @@ impl Mlp {
         dlogits: &Tensor,
         numerics: &mut Numerics,
     ) -> Result<Vec<Tensor>> {
+        self.check_numerics(numerics)?;
+        if fwd.layers.len() != self.layers() || fwd.activations.len() + 1 != self.layers() {
+            return Err(Error::Argument {
+                op: "Mlp::backward",
+                message: format!(
+                    "the forward pass ran {} layers; this perceptron has {}",
+                    fwd.layers.len(),
+                    self.layers()
+                ),
+            });
+        }
         let mut grads = vec![None; 2 * self.layers()];
         let mut dz = dlogits.clone();
         for l in (0..self.layers()).rev() {
@@ -305,7 +332,15 @@ pub fn loss_and_grad(
         .cross_entropy(labels)?
         .item()?;
     let probs = numerics.cast_for("softmax", logits)?.softmax(1)?;
-    let (n, classes) = (logits.shape()[0], logits.shape()[1]);
+    let [n, classes] = *logits.shape() else {
+        return Err(Error::Shape {
+            op: "loss_and_grad",
+            message: format!(
+                "needs logits of shape [n, classes], not {:?}",
+                logits.shape()
+            ),
+        });
+    };
     let target = one_hot(labels.as_slice::<i64>()?, classes)?.cast(probs.dtype())?;
     let factor = Tensor::full(&[], grad_scale / n as f64, probs.dtype())?;
     let grad = probs.sub(&target)?.mul(&factor)?;

@@ -22,9 +22,11 @@
 //!
 //! With `decr_every_n_nan_or_inf = 1` and `min_scale = 0` this is PyTorch's
 //! `_amp_update_scale_` exactly (its `_growth_tracker` is the good count); with Paddle's
-//! knobs ([`GradScalerConfig::paddle`]) it is Paddle's `update_loss_scaling`, which
-//! [`lowp_tensor::ops::next_loss_scaling`] implements and the tests compare against.
+//! knobs ([`GradScalerConfig::paddle`]) it is Paddle's `update_loss_scaling`. The one
+//! implementation is [`lowp_tensor::ops::next_loss_scaling_with_floor`], which
+//! [`lowp_tensor::ops::next_loss_scaling`] (Paddle's, floor 1) calls too.
 
+use lowp_tensor::ops::{LossScaling, LossScalingConfig, next_loss_scaling_with_floor};
 use lowp_tensor::{DType, Error, Result, Tensor, check_finite_and_unscale};
 use serde::{Deserialize, Serialize};
 
@@ -155,32 +157,30 @@ pub struct ScalerState {
 }
 
 /// The next `(scale, good_steps, bad_steps)` after an iteration: the schedule of the
-/// [module docs](self), as a pure function.
+/// [module docs](self), as a pure function. The schedule itself is
+/// [`lowp_tensor::ops::next_loss_scaling_with_floor`] (Paddle's `update_loss_scaling` with
+/// `min_scale` as the floor); this maps the knobs onto it and keeps a static scale still.
 pub fn next_scale(state: &ScalerState, found_inf: bool) -> (f32, u32, u32) {
     let c = &state.config;
-    let (mut scale, mut good, mut bad) = (state.scale, state.good_steps, state.bad_steps);
     if !c.dynamic {
-        return (scale, good, bad);
+        return (state.scale, state.good_steps, state.bad_steps);
     }
-    if found_inf {
-        good = 0;
-        bad += 1;
-        if bad >= c.decr_every_n_nan_or_inf {
-            scale = (scale * c.backoff_factor).max(c.min_scale);
-            bad = 0;
-        }
-    } else {
-        bad = 0;
-        good += 1;
-        if good >= c.growth_interval {
-            let grown = scale * c.growth_factor;
-            if grown.is_finite() {
-                scale = grown;
-            }
-            good = 0;
-        }
-    }
-    (scale, good, bad)
+    let next = next_loss_scaling_with_floor(
+        LossScaling {
+            scale: state.scale,
+            good_steps: state.good_steps,
+            bad_steps: state.bad_steps,
+        },
+        found_inf,
+        &LossScalingConfig {
+            incr_every_n_steps: c.growth_interval,
+            decr_every_n_nan_or_inf: c.decr_every_n_nan_or_inf,
+            incr_ratio: c.growth_factor,
+            decr_ratio: c.backoff_factor,
+        },
+        c.min_scale,
+    );
+    (next.scale, next.good_steps, next.bad_steps)
 }
 
 /// Dynamic (or static) loss scaling, used once per iteration as PyTorch's is:
@@ -325,8 +325,12 @@ impl GradScaler {
         self.state.scale = scale;
         self.state.good_steps = good;
         self.state.bad_steps = bad;
-        self.state.steps += 1;
-        self.state.skipped_steps += u64::from(found_inf);
+        // Saturating: a restored state may hold any count.
+        self.state.steps = self.state.steps.saturating_add(1);
+        self.state.skipped_steps = self
+            .state
+            .skipped_steps
+            .saturating_add(u64::from(found_inf));
         Ok(())
     }
 
@@ -348,7 +352,8 @@ impl GradScaler {
     /// The state as JSON (the fields of [`ScalerState`]); an iteration in progress is not
     /// part of it, so save between [`GradScaler::update`] and the next backward pass.
     pub fn state_json(&self) -> String {
-        serde_json::to_string_pretty(&self.state).expect("the state is plain numbers")
+        serde_json::to_string_pretty(&self.state)
+            .expect("the state is numbers and bools, which serde_json always writes")
     }
 
     /// A scaler restored from [`GradScaler::state_json`].

@@ -264,8 +264,8 @@ pub fn train(
         _ => GradScaler::fixed(1.0)?,
     };
     let mut velocity: Vec<Vec<f32>> = (0..params.len())
-        .map(|i| vec![0.0; params.master(i).numel()])
-        .collect();
+        .map(|i| params.master(i).map(|m| vec![0.0; m.numel()]))
+        .collect::<Result<_>>()?;
 
     let n = data.train.len();
     let steps_per_epoch = n.div_ceil(config.batch_size) as u64;
@@ -278,7 +278,9 @@ pub fn train(
         let mut loss_sum = 0.0;
         for batch in order.chunks(config.batch_size) {
             let (x, y) = data.train.batch(batch)?;
-            let copies: Vec<_> = (0..params.len()).map(|i| params.copy(i).clone()).collect();
+            let copies: Vec<_> = (0..params.len())
+                .map(|i| params.copy(i).cloned())
+                .collect::<Result<_>>()?;
             let fwd = mlp.forward(&copies, &x, &mut numerics, true)?;
             let grad_scale = f64::from(config.loss_multiplier) * f64::from(scaler.loss_scale());
             let (loss, dlogits) = loss_and_grad(&numerics, &fwd.logits, &y, grad_scale)?;
@@ -306,7 +308,9 @@ pub fn train(
             scaler.update()?;
             on_step(scaler.state().steps, total_steps);
         }
-        let copies: Vec<_> = (0..params.len()).map(|i| params.copy(i).clone()).collect();
+        let copies: Vec<_> = (0..params.len())
+            .map(|i| params.copy(i).cloned())
+            .collect::<Result<_>>()?;
         let fwd = mlp.forward(&copies, &test_x, &mut numerics, false)?;
         let (test_loss, _) = loss_and_grad(&numerics, &fwd.logits, &test_y, 1.0)?;
         let state = scaler.state();
@@ -322,7 +326,9 @@ pub fn train(
         on_epoch(&stats);
         epochs.push(stats);
     }
-    let last = epochs.last().expect("at least one epoch");
+    let last = epochs
+        .last()
+        .expect("config.validate() above keeps epochs at 1 or more");
     Ok(RunResult {
         precision,
         test_accuracy: last.test_accuracy,

@@ -89,22 +89,22 @@ fn working_copies_in_every_format() {
         ("c".into(), w.clone(), CopyFormat::Fp8(meta)),
     ])
     .unwrap();
-    assert_eq!(params.copy(0).tensor().unwrap(), &w);
+    assert_eq!(params.copy(0).unwrap().tensor().unwrap(), &w);
     assert_eq!(
-        params.copy(1).tensor().unwrap(),
+        params.copy(1).unwrap().tensor().unwrap(),
         &w.cast(DType::BF16).unwrap()
     );
     // The first FP8 copy uses scale 1 (nothing recorded yet): 1000 saturates at 448.
-    let fp8 = params.copy(2).fp8().unwrap();
+    let fp8 = params.copy(2).unwrap().fp8().unwrap();
     assert_eq!(fp8.scale_inv, 1.0);
     assert_eq!(fp8.data.to_f64_vec()[2], 448.0);
     // After the scale update the amax of 1000 maps to 448 exactly.
     params.update_scales(&DelayedScaling::default());
     params.refresh().unwrap();
-    let back = params.copy(2).dequantize().unwrap().to_f64_vec();
+    let back = params.copy(2).unwrap().dequantize().unwrap().to_f64_vec();
     assert!((back[2] - 1000.0).abs() < 1e-3, "{back:?}");
     assert!((back[1] + 3.0).abs() <= 3.0 / 16.0, "{back:?}");
-    assert!(params.copy(2).tensor().is_err());
-    assert!(params.copy(1).fp8().is_err());
+    assert!(params.copy(2).unwrap().tensor().is_err());
+    assert!(params.copy(1).unwrap().fp8().is_err());
     assert_eq!(params.masters()[2], w, "the masters stay f32 and exact");
 }

@@ -165,8 +165,8 @@ fn an_overflow_leaves_the_master_weights_untouched() {
             .unwrap();
         assert!(!applied);
         s.update().unwrap();
-        assert_eq!(params.master(0), &w, "{bad}");
-        assert_eq!(params.copy(0).dequantize().unwrap(), w, "{bad}");
+        assert_eq!(params.master(0).unwrap(), &w, "{bad}");
+        assert_eq!(params.copy(0).unwrap().dequantize().unwrap(), w, "{bad}");
     }
     assert_eq!(s.state().skipped_steps, 2);
     assert_eq!(s.loss_scale(), 16384.0);
@@ -177,7 +177,10 @@ fn an_overflow_leaves_the_master_weights_untouched() {
         params.update(|_, w| w.iter_mut().zip(&g).for_each(|(w, g)| *w -= g))
     })
     .unwrap();
-    assert_eq!(params.master(0).to_f64_vec(), [-0.5, -2.25, 2.0, 6.5]);
+    assert_eq!(
+        params.master(0).unwrap().to_f64_vec(),
+        [-0.5, -2.25, 2.0, 6.5]
+    );
 }
 
 #[test]
@@ -205,4 +208,79 @@ fn a_saved_state_carries_on_exactly() {
     let broken = json.replace("\"growth_factor\": 2.0", "\"growth_factor\": 0.5");
     assert_ne!(broken, json);
     assert!(GradScaler::from_state_json(&broken).is_err());
+}
+
+#[test]
+fn a_restored_state_with_any_counts_moves_on_without_overflow() {
+    let mut state = GradScaler::new(GradScalerConfig {
+        growth_interval: 3,
+        decr_every_n_nan_or_inf: 2,
+        ..GradScalerConfig::default()
+    })
+    .unwrap()
+    .state();
+    // Counts at or beyond their thresholds (a state saved by other code) count as reached.
+    state.good_steps = u32::MAX;
+    state.bad_steps = u32::MAX;
+    state.steps = u64::MAX;
+    state.skipped_steps = u64::MAX;
+    let mut s = GradScaler::from_state(state).unwrap();
+    iterate(&mut s, false);
+    assert_eq!(s.loss_scale(), 131072.0);
+    assert_eq!((s.state().good_steps, s.state().bad_steps), (0, 0));
+    assert_eq!(s.state().steps, u64::MAX);
+    let mut s = GradScaler::from_state(state).unwrap();
+    iterate(&mut s, true);
+    assert_eq!(s.loss_scale(), 32768.0);
+    assert_eq!(s.state().skipped_steps, u64::MAX);
+}
+
+#[test]
+fn the_scaler_and_paddles_update_loss_scaling_are_one_schedule() {
+    use lowp_tensor::ops::{LossScaling, LossScalingConfig, next_loss_scaling};
+    let config = GradScalerConfig {
+        init_scale: 8.0,
+        growth_interval: 2,
+        ..GradScalerConfig::paddle()
+    };
+    let paddle = LossScalingConfig {
+        incr_every_n_steps: 2,
+        decr_every_n_nan_or_inf: 2,
+        incr_ratio: 2.0,
+        decr_ratio: 0.5,
+    };
+    let mut s = GradScaler::new(config).unwrap();
+    let mut p = LossScaling {
+        scale: 8.0,
+        good_steps: 0,
+        bad_steps: 0,
+    };
+    for (i, overflow) in [true, true, true, true, true, true, true, false, false, true]
+        .into_iter()
+        .enumerate()
+    {
+        iterate(&mut s, overflow);
+        p = next_loss_scaling(p, overflow, &paddle);
+        let st = s.state();
+        assert_eq!(
+            (st.scale, st.good_steps, st.bad_steps),
+            (p.scale, p.good_steps, p.bad_steps),
+            "step {i}"
+        );
+    }
+}
+
+#[test]
+fn a_parameter_index_beyond_the_parameters_is_an_error() {
+    let w = Tensor::from_vec(vec![1.0f32; 2], &[2]).unwrap();
+    let params = MasterWeights::new(vec![("w".into(), w, CopyFormat::Master)]).unwrap();
+    assert_eq!(params.name(0).unwrap(), "w");
+    for err in [
+        params.master(1).unwrap_err(),
+        params.copy(1).map(|_| ()).unwrap_err(),
+        params.format(7).map(|_| ()).unwrap_err(),
+        params.name(1).map(|_| ()).unwrap_err(),
+    ] {
+        assert!(err.to_string().contains("there are 1"), "{err}");
+    }
 }

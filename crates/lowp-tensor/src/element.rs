@@ -16,6 +16,22 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 pub(crate) mod sealed {
     /// Only the dtypes' Rust types are elements.
     pub trait Sealed {}
+
+    /// Seals the Rust type of one dtype.
+    macro_rules! seal {
+        ($variant:ident, $ty:ty) => {
+            impl Sealed for $ty {}
+        };
+    }
+    crate::dtype::for_each_dtype!(seal);
+}
+
+impl Storage {
+    /// Element `i` as an f64 (see [`Element::to_f64`]), for display and tests; `None` past
+    /// the end.
+    pub fn get_f64(&self, i: usize) -> Option<f64> {
+        crate::storage::with_vec!(self, v => v.get(i).map(|&x| Element::to_f64(x)))
+    }
 }
 
 /// A Rust type that is the element type of one [`DType`].
@@ -51,6 +67,13 @@ pub trait Element:
 }
 
 /// A floating-point element type, with the types its kernels compute and accumulate in.
+///
+/// # Panics
+/// The slice conversions (`widen_*`, `narrow_*`, and [`Real::widen`] and [`Real::narrow`]
+/// over them) convert `src` into a `dst` of the same length and panic otherwise, as
+/// `copy_from_slice` does: a precondition of these primitives, which every kernel meets by
+/// making `dst` from `src`'s length. The tensor API above them reports every length and shape
+/// error as an [`Error`](crate::Error).
 pub trait FloatElement: Element + PartialOrd {
     /// The type element-wise math is evaluated in, once per element, before the result is
     /// rounded once to `Self`: f32 for the lowp formats (the accumulation type, as the seeds

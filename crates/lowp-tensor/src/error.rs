@@ -1,9 +1,10 @@
 //! The one error type of the crate: every message names the op, the dtypes or the shapes
 //! involved, so a user can see what to fix.
 
+use crate::backend::Backend;
 use crate::dtype::DType;
-use crate::registry::Backend;
 use std::fmt;
+use std::str::FromStr;
 
 /// What went wrong in a tensor operation.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +19,16 @@ pub enum Error {
         dtype: DType,
         /// The dtypes the op has kernels for on that backend (empty for an unknown op).
         registered: Vec<DType>,
+    },
+    /// An op was asked for with another signature than its kernels have (a two-tensor op
+    /// called as a one-tensor op: `Tensor::unary("matmul")`).
+    Signature {
+        /// The op asked for.
+        op: String,
+        /// The signature the call needs (`"unary"`).
+        expected: &'static str,
+        /// The signature the op's kernels have (`"binary"`).
+        registered: &'static str,
     },
     /// A tensor's data was asked for as another type than its dtype.
     DTypeMismatch {
@@ -104,6 +115,15 @@ impl fmt::Display for Error {
                 "op '{op}' has no {backend} kernel for dtype {dtype}; registered dtypes: {}",
                 join(registered)
             ),
+            Error::Signature {
+                op,
+                expected,
+                registered,
+            } => write!(
+                f,
+                "op '{op}' has kernels of the {registered} signature, but was called with the \
+                 {expected} one"
+            ),
             Error::DTypeMismatch { expected, found } => write!(
                 f,
                 "the tensor has dtype {found}, not the {expected} asked for"
@@ -121,7 +141,10 @@ impl fmt::Display for Error {
             Error::ElementCount { shape, len } => write!(
                 f,
                 "shape {shape:?} holds {} elements, but {len} were given",
-                crate::shape::numel(shape).map_or("too many".to_string(), |n| n.to_string())
+                shape
+                    .iter()
+                    .try_fold(1usize, |n, &d| n.checked_mul(d))
+                    .map_or("too many".to_string(), |n| n.to_string())
             ),
             Error::Axis { op, axis, rank } => write!(
                 f,
@@ -139,6 +162,25 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl FromStr for DType {
+    type Err = Error;
+
+    /// Parses a dtype name as [`DType::from_name`] does; an unknown name is an
+    /// [`Error::UnknownDType`], whose message lists the valid names.
+    ///
+    /// ```
+    /// use lowp_tensor::DType;
+    /// assert_eq!("bfloat16".parse::<DType>().unwrap(), DType::BF16);
+    /// assert_eq!("Float8_E4M3FN".parse::<DType>().unwrap(), DType::F8E4M3FN);
+    /// assert_eq!("int64".parse::<DType>().unwrap(), DType::I64);
+    /// let err = "f7".parse::<DType>().unwrap_err().to_string();
+    /// assert!(err.contains("'f7'") && err.contains("f8e4m3fn"));
+    /// ```
+    fn from_str(s: &str) -> Result<DType> {
+        DType::from_name(s).ok_or_else(|| Error::UnknownDType(s.to_string()))
+    }
+}
 
 /// Names, comma separated.
 fn join(dtypes: &[DType]) -> String {

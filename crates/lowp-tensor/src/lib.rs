@@ -46,7 +46,10 @@ macro_rules! float_rows {
     };
 }
 
+mod backend;
 mod blocks;
+mod builtin;
+mod dispatch;
 mod display;
 pub mod dtype;
 pub mod element;
@@ -59,13 +62,14 @@ mod simd;
 pub mod storage;
 pub mod tensor;
 
+pub use builtin::registry;
+pub use dispatch::{add_n, check_finite_and_unscale, update_loss_scaling};
 pub use dtype::DType;
 pub use element::{Element, FloatElement, Real};
 pub use error::{Error, Result};
-pub use ops::{add_n, check_finite_and_unscale, update_loss_scaling};
 pub use registry::{
     AxisKernel, Backend, BinaryKernel, CastKernel, Kernel, KernelKey, LayerNormKernel, NaryKernel,
-    ReduceKernel, Registry, UnaryKernel, UnscaleKernel, ZeroIfKernel, registry,
+    ReduceKernel, Registry, UnaryKernel, UnscaleKernel, ZeroIfKernel,
 };
 pub use simd::Path as SimdPath;
 pub use storage::Storage;

@@ -12,6 +12,10 @@
 //! A call derives the key from its inputs' dtype and runs what is registered; when nothing is,
 //! the error names the op, the dtype asked for and the dtypes that have kernels.
 //!
+//! This module holds only the types and the lookup: the op modules register their kernels
+//! into a [`Registry`] they are handed, and the crate's `builtin` module builds the one
+//! registry of the crate's kernels ([`crate::registry()`]) from them.
+//!
 //! ```
 //! use lowp_tensor::{Backend, DType, UnaryKernel, registry};
 //! let reg = registry();
@@ -24,23 +28,8 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use std::collections::HashMap;
-use std::fmt;
-use std::sync::OnceLock;
 
-/// Where a kernel runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Backend {
-    /// The CPU: SIMD conversion paths and rayon threads.
-    Cpu,
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(match self {
-            Backend::Cpu => "cpu",
-        })
-    }
-}
+pub use crate::backend::Backend;
 
 /// The key a kernel is registered and found under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -163,20 +152,16 @@ impl Registry {
     }
 
     /// The kernel for `op` on `backend` for `dtype`, with signature `S`. The error names the
-    /// op, the dtype and the dtypes that are registered.
-    ///
-    /// # Panics
-    /// When the op is registered with another signature: a programming error of the caller,
-    /// not something input can cause.
+    /// op and says what is missing: no op of that name, no kernel for that dtype (with the
+    /// dtypes that have one), or a kernel of another signature (`Tensor::unary("matmul")`
+    /// asks for a one-tensor kernel of a two-tensor op).
     pub fn get<S: Signature>(&self, op: &str, backend: Backend, dtype: DType) -> Result<S> {
         match self.kernels.get(op).and_then(|k| k.get(&(backend, dtype))) {
-            Some(&kernel) => Ok(S::unwrap(kernel).unwrap_or_else(|| {
-                panic!(
-                    "lowp-tensor: op '{op}' is registered as a {} kernel, not {}",
-                    kernel.signature(),
-                    S::NAME
-                )
-            })),
+            Some(&kernel) => S::unwrap(kernel).ok_or_else(|| Error::Signature {
+                op: op.to_string(),
+                expected: S::NAME,
+                registered: kernel.signature(),
+            }),
             None => Err(Error::NoKernel {
                 op: op.to_string(),
                 backend,
@@ -239,16 +224,6 @@ impl Registry {
     }
 }
 
-/// The registry of every kernel this crate has, built on first use.
-pub fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        let mut r = Registry::new();
-        crate::ops::register_all(&mut r);
-        r
-    })
-}
-
 /// Registers `$kernel::<T>` (or `$kernel::<T, Op>`, written `kernel<_, Op>`) under `$op` on
 /// the CPU for each type `T` of a group (`floats`: every floating-point dtype; `ints`: the
 /// integers and bool; `all`: every dtype), with signature `$sig`.
@@ -277,16 +252,6 @@ macro_rules! register {
     };
 }
 pub(crate) use register;
-
-/// Looks up and runs the CPU kernel of `op` for `dtype` with the given arguments.
-macro_rules! call {
-    ($op:expr, $sig:ident, $dtype:expr, $($arg:expr),* $(,)?) => {
-        $crate::registry::registry()
-            .get::<$crate::registry::$sig>($op, $crate::registry::Backend::Cpu, $dtype)
-            .and_then(|kernel| kernel($($arg),*))
-    };
-}
-pub(crate) use call;
 
 #[cfg(test)]
 mod tests {
@@ -323,10 +288,23 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "registered as a unary kernel, not binary")]
-    fn a_wrong_signature_is_a_programming_error() {
+    fn a_wrong_signature_is_an_error() {
         let mut r = Registry::new();
         r.register("id", Backend::Cpu, DType::F16, identity as UnaryKernel);
-        let _ = r.get::<BinaryKernel>("id", Backend::Cpu, DType::F16);
+        let err = r
+            .get::<BinaryKernel>("id", Backend::Cpu, DType::F16)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::Signature {
+                op: "id".to_string(),
+                expected: "binary",
+                registered: "unary",
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "op 'id' has kernels of the unary signature, but was called with the binary one"
+        );
     }
 }

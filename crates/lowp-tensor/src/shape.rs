@@ -1,4 +1,8 @@
 //! Shapes, row-major strides and NumPy broadcasting.
+//!
+//! [`numel`] and [`broadcast_shapes`] are public; the strides, the broadcast walk and the axis
+//! split are the kernels' helpers, called only on shapes already checked (a walk over shapes
+//! that broadcast, an axis below the rank), so they stay inside the crate.
 
 use crate::error::Error;
 
@@ -8,7 +12,7 @@ pub fn numel(shape: &[usize]) -> Option<usize> {
 }
 
 /// Row-major strides, in elements.
-pub fn strides(shape: &[usize]) -> Vec<usize> {
+pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
     let mut s = vec![1; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
         s[i] = s[i + 1] * shape[i + 1];
@@ -49,7 +53,7 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Ve
 
 /// Strides, in elements, with which an operand of shape `shape` is read when broadcast to
 /// `out` (a broadcast axis has stride 0), aligned with `out`'s axes.
-pub fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
+pub(crate) fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
     let own = strides(shape);
     let lead = out.len() - shape.len();
     (0..out.len())
@@ -68,7 +72,7 @@ pub fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
 ///
 /// The innermost axis is handed out as whole runs, so a kernel can gather a block of operand
 /// indices with a few additions per element.
-pub struct BroadcastWalk<const N: usize> {
+pub(crate) struct BroadcastWalk<const N: usize> {
     shape: Vec<usize>,
     strides: [Vec<usize>; N],
 }
@@ -138,7 +142,7 @@ impl<const N: usize> BroadcastWalk<N> {
 
 /// Splits `shape` around `axis` into (outer, len, inner) element counts: the product of the
 /// axes before it, its size, and the product of the axes after it.
-pub fn split_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+pub(crate) fn split_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
     let outer = shape[..axis].iter().product();
     let inner = shape[axis + 1..].iter().product();
     (outer, shape[axis], inner)

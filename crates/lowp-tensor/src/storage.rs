@@ -14,6 +14,13 @@ macro_rules! storage_enum {
             )*
         }
 
+        /// The dtype of the elements (the variant of the same name).
+        fn storage_dtype(s: &Storage) -> DType {
+            match s {
+                $(Storage::$variant(_) => DType::$variant,)*
+            }
+        }
+
         /// Evaluates `$e` with `$v` bound to the storage's vector, whatever its type.
         macro_rules! with_vec {
             ($s:expr, $v:ident => $e:expr) => {
@@ -26,21 +33,23 @@ macro_rules! storage_enum {
     };
 }
 
-storage_enum! {
-    F16: lowp::f16, BF16: lowp::bf16, F8E4M3FN: lowp::f8e4m3fn, F8E5M2: lowp::f8e5m2,
-    F8E4M3FNUZ: lowp::f8e4m3fnuz, F8E5M2FNUZ: lowp::f8e5m2fnuz, F8E4M3: lowp::f8e4m3,
-    F8E3M4: lowp::f8e3m4, F8E8M0FNU: lowp::f8e8m0fnu, F6E2M3FN: lowp::f6e2m3fn,
-    F6E3M2FN: lowp::f6e3m2fn, F4E2M1FN: lowp::f4e2m1fn, F32: f32, F64: f64, I8: i8, I32: i32,
-    I64: i64, U8: u8, Bool: bool,
+/// [`storage_enum!`] from lowp's list of formats (`lowp::for_each_format!(.., list)`), then
+/// the machine types, in [`DType::ALL`]'s order.
+macro_rules! storage_rows {
+    ($(($t:ident, $variant:ident, $($rest:tt)*))*) => {
+        storage_enum! {
+            $($variant: lowp::$t,)*
+            F32: f32, F64: f64, I8: i8, I32: i32, I64: i64, U8: u8, Bool: bool,
+        }
+    };
 }
+
+lowp::for_each_format!(storage_rows, list);
 
 impl Storage {
     /// The dtype of the elements.
     pub fn dtype(&self) -> DType {
-        fn of<T: crate::Element>(_: &[T]) -> DType {
-            T::DTYPE
-        }
-        with_vec!(self, v => of(v))
+        storage_dtype(self)
     }
 
     /// The number of elements.
@@ -65,11 +74,6 @@ impl Storage {
         }
         for_each_dtype!(arm);
         unreachable!("every dtype has a storage variant")
-    }
-
-    /// Element `i` as an f64 (see [`crate::Element::to_f64`]), for display and tests.
-    pub fn get_f64(&self, i: usize) -> Option<f64> {
-        with_vec!(self, v => v.get(i).map(|&x| crate::Element::to_f64(x)))
     }
 
     /// Element `i` as the dtype's own `Display` shows it (the shortest decimal that reads

@@ -96,7 +96,13 @@ fn every_unary_op_on_f64_samples() {
     for &op in UNARY_OPS {
         let (f, _) = reference(op);
         let tolerance = match op {
-            "sigmoid" | "logsigmoid" | "silu" | "tanh_shrink" => 16,
+            "sigmoid" | "logsigmoid" | "silu" => 16,
+            // From 1/2 on the kernel subtracts x - tanh(x) (exactly: Sterbenz), so tanh's own
+            // rounding error, up to 2 ulps of tanh(x) in glibc, is carried into a result up to
+            // 16 times smaller in ulps (tanh(x) in [1/2, 1), the difference below 1/16, for x
+            // in [0.549, 0.597)): 32 ulps, plus the two roundings and the reference's error.
+            // The f64 reference, a Taylor series to |x| = 1, has no such loss.
+            "tanh_shrink" => 36,
             _ => 0,
         };
         let out = input.unary(op).unwrap().to_vec::<f64>().unwrap();

@@ -86,3 +86,40 @@ fn a_missing_kernel_names_the_op_the_dtype_and_the_registered_dtypes() {
     let err = a.mul(&c).unwrap_err().to_string();
     assert_eq!(err, "mul: shapes [2] and [3] cannot be broadcast together");
 }
+
+#[test]
+fn an_op_called_with_the_wrong_kind_is_an_error_not_a_panic() {
+    let m = Tensor::ones(&[2, 2], DType::BF16).unwrap();
+    let err = m.unary("matmul").unwrap_err();
+    assert!(
+        matches!(&err, lowp_tensor::Error::Signature { op, expected: "unary", registered: "binary" } if op == "matmul"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "op 'matmul' has kernels of the binary signature, but was called with the unary one"
+    );
+    let err = m.binary("sin", &m).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "op 'sin' has kernels of the unary signature, but was called with the binary one"
+    );
+    // Kernels of other signatures, through the registry itself.
+    let err = registry()
+        .get::<lowp_tensor::ReduceKernel>("softmax", Backend::Cpu, DType::F32)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "op 'softmax' has kernels of the axis signature, but was called with the reduce one"
+    );
+    // An unknown op and a dtype mismatch through the generic entry points.
+    let err = m.binary("no_such_op", &m).unwrap_err().to_string();
+    assert!(err.contains("no op 'no_such_op'"), "{err}");
+    let f = Tensor::ones(&[2, 2], DType::F32).unwrap();
+    let err = m.binary("matmul", &f).unwrap_err().to_string();
+    assert!(
+        err.starts_with("matmul: the operands have different dtypes"),
+        "{err}"
+    );
+}

@@ -35,22 +35,6 @@ fn relu_backward<T: FloatElement>(grad: &Tensor, input: &Tensor) -> Result<Tenso
     grad.with_data(out)
 }
 
-impl Tensor {
-    /// The gradient of [`Tensor::relu`]: this gradient where `input > 0` and 0 elsewhere
-    /// (NaN inputs included), exact in every float dtype. Both tensors have one dtype and one
-    /// shape; `input` may be relu's input or its output (both are positive at the same places).
-    ///
-    /// ```
-    /// use lowp_tensor::{DType, Tensor};
-    /// let x = Tensor::from_vec(vec![-1.0f32, 0.0, 2.0], &[3]).unwrap();
-    /// let g = Tensor::from_vec(vec![5.0f32, 6.0, 7.0], &[3]).unwrap();
-    /// assert_eq!(g.relu_backward(&x).unwrap().to_f64_vec(), [0.0, 0.0, 7.0]);
-    /// ```
-    pub fn relu_backward(&self, input: &Tensor) -> Result<Tensor> {
-        self.binary("relu_backward", input)
-    }
-}
-
 /// `relu_backward` for every float dtype.
 pub(crate) fn register(r: &mut Registry) {
     register!(r, "relu_backward", BinaryKernel, relu_backward, floats);

@@ -61,8 +61,9 @@ pub(crate) fn binary<T: FloatElement, O: BinaryOp>(a: &Tensor, b: &Tensor) -> Re
     Tensor::from_vec(out, &shape)
 }
 
-/// Generates, for each op: a marker type with its [`BinaryOp`] impl, the `Tensor` method of
-/// the op's name, and the registration for every float dtype.
+/// Generates, for each op: a marker type with its [`BinaryOp`] impl, the registration for
+/// every float dtype, and `for_each_binary_op!`, from which `crate::dispatch` makes the
+/// `Tensor` method of the op's name.
 macro_rules! binary_ops {
     ($($(#[$doc:meta])* $ty:ident $name:ident |$a:ident, $b:ident| $body:expr;)*) => {
         $(
@@ -80,17 +81,14 @@ macro_rules! binary_ops {
         /// The element-wise ops of two tensors.
         pub const BINARY_OPS: &[&str] = &[$(stringify!($name)),*];
 
-        impl Tensor {
-            $(
-                $(#[$doc])*
-                ///
-                /// Element-wise with NumPy broadcasting; both operands of one dtype, combined
-                /// in the compute type and rounded once.
-                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    self.binary(stringify!($name), other)
-                }
-            )*
+        /// Calls `$m!` once with every op as `#[doc] name;` (its doc comment, then its name),
+        /// for the module that gives `Tensor` a method per op.
+        macro_rules! for_each_binary_op {
+            ($m:ident) => {
+                $m! { $($(#[$doc])* $name;)* }
+            };
         }
+        pub(crate) use for_each_binary_op;
 
         /// Registers every binary op for every float dtype.
         pub(crate) fn register(r: &mut Registry) {

@@ -146,24 +146,47 @@ impl LossScalingConfig {
 /// reaches `decr_every_n_nan_or_inf` the scale is multiplied by `decr_ratio` (never below 1)
 /// and the count resets; without overflow the bad count resets and the good count grows, and
 /// at `incr_every_n_steps` the scale is multiplied by `incr_ratio` (kept as it was if that
-/// overflows f32) and the count resets.
+/// overflows f32) and the count resets. [`next_loss_scaling_with_floor`] with a floor of 1.
 pub fn next_loss_scaling(
     state: LossScaling,
     found_inf: bool,
     config: &LossScalingConfig,
 ) -> LossScaling {
+    next_loss_scaling_with_floor(state, found_inf, config, 1.0)
+}
+
+/// The schedule of [`next_loss_scaling`] with the scale kept at or above `min_scale` when it
+/// shrinks (Paddle: 1; PyTorch's `GradScaler`: 0, no floor), the one implementation of the
+/// schedule that `lowp_amp::GradScaler` uses too.
+///
+/// A count at or above its threshold (a state restored from elsewhere) counts as reaching it,
+/// so the scale still moves and the counts never overflow.
+///
+/// ```
+/// use lowp_tensor::ops::{LossScaling, LossScalingConfig, next_loss_scaling_with_floor};
+/// let config = LossScalingConfig { decr_every_n_nan_or_inf: 1, ..LossScalingConfig::default() };
+/// let state = LossScaling { scale: 1.0, good_steps: 0, bad_steps: 0 };
+/// assert_eq!(next_loss_scaling_with_floor(state, true, &config, 0.0).scale, 0.5);
+/// assert_eq!(next_loss_scaling_with_floor(state, true, &config, 1.0).scale, 1.0);
+/// ```
+pub fn next_loss_scaling_with_floor(
+    state: LossScaling,
+    found_inf: bool,
+    config: &LossScalingConfig,
+    min_scale: f32,
+) -> LossScaling {
     let mut next = state;
     if found_inf {
         next.good_steps = 0;
-        next.bad_steps = state.bad_steps + 1;
-        if next.bad_steps == config.decr_every_n_nan_or_inf {
-            next.scale = (state.scale * config.decr_ratio).max(1.0);
+        next.bad_steps = state.bad_steps.saturating_add(1);
+        if next.bad_steps >= config.decr_every_n_nan_or_inf {
+            next.scale = (state.scale * config.decr_ratio).max(min_scale);
             next.bad_steps = 0;
         }
     } else {
         next.bad_steps = 0;
-        next.good_steps = state.good_steps + 1;
-        if next.good_steps == config.incr_every_n_steps {
+        next.good_steps = state.good_steps.saturating_add(1);
+        if next.good_steps >= config.incr_every_n_steps {
             let grown = state.scale * config.incr_ratio;
             next.scale = if grown.is_finite() {
                 grown
