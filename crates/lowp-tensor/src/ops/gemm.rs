@@ -16,16 +16,8 @@
 
 use crate::element::{FloatElement, Real};
 use crate::simd::Path;
-use crate::simd::gemm::micro_tiles;
+use crate::simd::gemm::{MR, NR_F32, NR_F64, micro_tiles};
 use rayon::prelude::*;
-
-/// Rows of the accumulator tile the micro-kernel keeps in registers.
-pub(crate) const MR: usize = 6;
-/// Columns of the f32 accumulator tile: two AVX2 vectors, so the 6 x 16 tile takes 12 of
-/// the 16 vector registers.
-pub(crate) const NR_F32: usize = 16;
-/// Columns of the f64 accumulator tile (two AVX2 vectors of f64).
-pub(crate) const NR_F64: usize = 8;
 
 /// Columns of the accumulator tile for the accumulation type `C`.
 fn nr<C: Real>() -> usize {
@@ -164,59 +156,6 @@ fn pack_b<T: FloatElement>(
             let cols = nr.min(nc - t * nr);
             dst[..cols].copy_from_slice(&row[t * nr..t * nr + cols]);
             dst[cols..].fill(T::Acc::ZERO);
-        }
-    }
-}
-
-/// The micro-kernel: `c[i][j] = fma(a[p][i], b[p][j], c[i][j])` for `p` in order, over one
-/// sliver of each packed block. Written once; [`crate::simd::gemm`] compiles it for the AVX2
-/// path and the portable one.
-#[inline(always)]
-pub(crate) fn micro_kernel<C: Real, const NR: usize>(
-    kc: usize,
-    a: &[C],
-    b: &[C],
-    c: &mut [[C; NR]; MR],
-) {
-    // A local copy the compiler can keep in registers for the whole loop.
-    let mut acc = *c;
-    for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)).take(kc) {
-        for i in 0..MR {
-            for j in 0..NR {
-                acc[i][j] = ap[i].mul_add(bp[j], acc[i][j]);
-            }
-        }
-    }
-    *c = acc;
-}
-
-/// Runs the micro-kernel over every pair of slivers of a packed `mc x kc` block of `A` and
-/// `kc x nc` block of `B`, updating the `mc x nc` accumulators `acc` (row-major).
-#[inline(always)]
-pub(crate) fn all_tiles<C: Real, const NR: usize>(
-    mc: usize,
-    nc: usize,
-    kc: usize,
-    a_pack: &[C],
-    b_pack: &[C],
-    acc: &mut [C],
-) {
-    for t in 0..nc.div_ceil(NR) {
-        let cols = NR.min(nc - t * NR);
-        let b = &b_pack[t * kc * NR..(t + 1) * kc * NR];
-        for s in 0..mc.div_ceil(MR) {
-            let rows = MR.min(mc - s * MR);
-            let a = &a_pack[s * kc * MR..(s + 1) * kc * MR];
-            let mut c = [[C::ZERO; NR]; MR];
-            for (i, row) in c.iter_mut().enumerate().take(rows) {
-                let at = (s * MR + i) * nc + t * NR;
-                row[..cols].copy_from_slice(&acc[at..at + cols]);
-            }
-            micro_kernel(kc, a, b, &mut c);
-            for (i, row) in c.iter().enumerate().take(rows) {
-                let at = (s * MR + i) * nc + t * NR;
-                acc[at..at + cols].copy_from_slice(&row[..cols]);
-            }
         }
     }
 }

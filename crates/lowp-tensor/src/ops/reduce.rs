@@ -35,37 +35,10 @@ use crate::simd::Path;
 use crate::simd::reduce::lane_sum;
 use crate::tensor::Tensor;
 
-/// Independent running sums per block (four AVX2 vectors of f32).
-pub const LANES: usize = 32;
+pub use crate::simd::reduce::LANES;
 
 /// Rows added in order at the bottom of an axis sum's pairwise tree.
 const ROW_RUN: usize = 8;
-
-/// The sum of `xs` by [`LANES`] running sums (element `i` into sum `i % LANES`), then the
-/// sums added pairwise. Compiled per path by [`crate::simd::reduce::lane_sum`].
-#[inline(always)]
-pub(crate) fn lane_sum_body<C: Real>(xs: &[C]) -> C {
-    let mut lanes = [C::ZERO; LANES];
-    let mut chunks = xs.chunks_exact(LANES);
-    for chunk in &mut chunks {
-        for (l, &x) in lanes.iter_mut().zip(chunk) {
-            *l = *l + x;
-        }
-    }
-    for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
-        *l = *l + x;
-    }
-    // 32 -> 16 -> 8 -> 4 -> 2 -> 1, each step adding the upper half onto the lower.
-    let mut width = LANES;
-    while width > 1 {
-        width /= 2;
-        let (low, high) = lanes.split_at_mut(width);
-        for (l, &h) in low.iter_mut().zip(high.iter()) {
-            *l = *l + h;
-        }
-    }
-    lanes[0]
-}
 
 /// Blocks summed by one leaf of the pairwise recursion, with one widening buffer.
 const LEAF_BLOCKS: usize = 32;
