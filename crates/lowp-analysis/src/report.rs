@@ -25,11 +25,11 @@ use std::time::Instant;
 /// Values each format sums in the report's accumulation runs.
 pub const ACCUMULATE_N: usize = 100_000;
 
-/// The seed's table 3.3 (FP16 against FP32), row by row: the functions of each row and its
-/// ranges of max abs, max rel, mean abs and mean rel error, as printed there.
-pub const SEED_33: [(&str, &[&str], [&str; 4]); 6] = [
+/// The seed's table 3.3 (FP16 against FP32), row by row: the functions of each row (the row's
+/// label is their names joined by `/`) and its ranges of max abs, max rel, mean abs and mean
+/// rel error, as printed there.
+pub const SEED_33: [(&[&str], [&str; 4]); 6] = [
     (
-        "sin/cos/atan/acosh/asinh/tanh/acos/asin/atanh",
         &[
             "sin", "cos", "atan", "acosh", "asinh", "tanh", "acos", "asin", "atanh",
         ],
@@ -41,7 +41,6 @@ pub const SEED_33: [(&str, &[&str], [&str; 4]); 6] = [
         ],
     ),
     (
-        "log2/log10/log1p",
         &["log2", "log10", "log1p"],
         [
             "0.001953~0.0033905",
@@ -50,13 +49,8 @@ pub const SEED_33: [(&str, &[&str], [&str; 4]); 6] = [
             "0.000171~0.000175",
         ],
     ),
+    (&["floor", "round", "relu", "ceil"], ["0", "0", "0", "0"]),
     (
-        "floor/round/relu/ceil",
-        &["floor", "round", "relu", "ceil"],
-        ["0", "0", "0", "0"],
-    ),
-    (
-        "sqrt/rsqrt",
         &["sqrt", "rsqrt"],
         [
             "0.031227~0.062485",
@@ -66,7 +60,6 @@ pub const SEED_33: [(&str, &[&str], [&str; 4]); 6] = [
         ],
     ),
     (
-        "exp/expm1/tan/cosh/sinh/reciprocal/square/tanh_shrink",
         &[
             "exp",
             "expm1",
@@ -85,7 +78,6 @@ pub const SEED_33: [(&str, &[&str], [&str; 4]); 6] = [
         ],
     ),
     (
-        "logsigmoid/sigmoid/silu/softsign",
         &["logsigmoid", "sigmoid", "silu", "softsign"],
         [
             "0.000701~0.002665",
@@ -150,12 +142,13 @@ pub fn seed_33_comparison(rows: &[Row]) -> String {
         "| seed's row | statistic | seed (FP16 vs FP32) | lowp f16 vs f32 | lowp f16 vs exact |\n\
          | --- | --- | ---: | ---: | ---: |\n",
     );
-    for (label, ops, seed) in SEED_33 {
+    for (ops, seed) in SEED_33 {
+        let label = ops.join("/");
         for (k, stat) in stats.iter().enumerate() {
             let _ = writeln!(
                 out,
                 "| {} | {stat} | {} | {} | {} |",
-                if k == 0 { label } else { "" },
+                if k == 0 { label.as_str() } else { "" },
                 seed[k],
                 range(rows, "f16", ops, true, k),
                 range(rows, "f16", ops, false, k)
