@@ -121,13 +121,9 @@ fn float_of(ts: &TypeStr) -> Option<(FloatType, bool)> {
 }
 
 /// The `.npy` header of `array` stored as the little-endian float type `to`.
-fn output_header(array: &Array, to: FloatType) -> Result<Vec<u8>, Error> {
+fn output_header(array: &Array, to: FloatType) -> Vec<u8> {
     let descr = format!("<f{}", to.size());
-    Ok(npy_header::write(
-        &descr,
-        array.header.fortran_order,
-        &array.header.shape,
-    ))
+    npy_header::write(&descr, array.header.fortran_order, &array.header.shape)
 }
 
 /// The report of an array.
@@ -184,7 +180,7 @@ pub fn convert_npy(
         Some(to) => {
             let mut data_out = 0;
             if let Some((file, path)) = output {
-                let out_header = output_header(&array, to)?;
+                let out_header = output_header(&array, to);
                 files::write_at(file, &out_header, 0).map_err(|e| files::write_error(path, &e))?;
                 data_out = out_header.len() as u64;
             }
@@ -284,7 +280,7 @@ pub fn convert_npz(
         };
         let mut sink = None;
         if let Some((w, out_path)) = writer.as_mut() {
-            let out_header = output_header(&array, to)?;
+            let out_header = output_header(&array, to);
             let out_size = out_header.len() as u64 + array.elements * to.size() as u64;
             let mut options = zip::write::SimpleFileOptions::default()
                 .compression_method(compression)
@@ -374,7 +370,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(h.float.unwrap().0, FloatType::F16);
-        let out = output_header(&h, FloatType::F32).unwrap();
+        let out = output_header(&h, FloatType::F32);
         assert_eq!(out.len() % 64, 0);
         let back = parse(&[out, vec![0; 12]].concat()).unwrap();
         assert_eq!(back.descr, "<f4");
