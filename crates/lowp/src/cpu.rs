@@ -205,9 +205,23 @@ impl Path {
     }
 
     /// Whether this CPU can run the path: it has every one of [`Path::features`] (detected
-    /// once, then cached). Without the `std` feature, or off x86, only [`Path::Portable`].
+    /// once, then cached: one load and a comparison, as the dispatchers ask on every call).
+    /// Without the `std` feature, or off x86, only [`Path::Portable`].
     pub fn is_supported(self) -> bool {
-        self.features().iter().all(|&f| has(f))
+        let needed = self.feature_bits();
+        detected() & needed == needed
+    }
+
+    /// [`Path::features`] as bits of the detected set.
+    const fn feature_bits(self) -> u16 {
+        let features = self.features();
+        let mut bits = 0;
+        let mut i = 0;
+        while i < features.len() {
+            bits |= 1 << features[i] as u16;
+            i += 1;
+        }
+        bits
     }
 
     /// The paths this CPU can run, slowest first.
