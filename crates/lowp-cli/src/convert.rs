@@ -5,8 +5,9 @@ use crate::interrupt;
 use crate::output::{self, Cell, Column, Table};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::report::significant;
-use lowp_io::{FloatType, Options, Report};
+use lowp_io::{FloatType, Options, Report, Target};
 use serde_json::{Value, json};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -16,22 +17,54 @@ use std::time::Instant;
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct ConvertArgs {
-    /// The checkpoint to read: a .safetensors, .npy or .npz file (recognised by its contents).
+    /// The checkpoint to read: a .safetensors, .npy or .npz file (recognised by its contents),
+    /// or a model: a model.safetensors.index.json, or a directory holding one or a single
+    /// .safetensors file.
     #[arg(value_name = "IN")]
     input: PathBuf,
 
-    /// The file to write, of the same kind as IN (not with --dry-run). Written to a temporary
-    /// file beside it and renamed when complete; an existing OUT is replaced.
+    /// The file to write, of the same kind as IN, or for a model a new directory (not with
+    /// --dry-run). Written under a temporary name beside it and renamed when complete; an
+    /// existing OUT file is replaced, a directory must be new or empty.
     #[arg(value_name = "OUT")]
     output: Option<PathBuf>,
 
-    /// The float type to store: f32, f64, f16, bf16, f8e4m3fn or f8e5m2 (also bfloat16,
-    /// float8_e4m3fn, F8_E4M3, ...). NumPy files take f16, f32 and f64 only.
+    /// What to store: a float type (f32, f64, f16, bf16, f8e4m3fn, f8e5m2; also bfloat16,
+    /// F8_E4M3, ...), or a block-quantized scheme for the weights: fp8-block, mxfp8, mxfp4,
+    /// nvfp4. A quantized IN stored as a float type is decoded. With --dry-run, several
+    /// separated by commas are compared. NumPy files take f16, f32 and f64 only.
+    #[arg(long, value_name = "TYPE", value_parser = parse_target, value_delimiter = ',', required = true)]
+    to: Vec<Target>,
+
+    /// With a scheme: store the tensors it does not quantize (1-D, not weights, not matched by
+    /// --only) as TYPE instead of keeping them as they are.
     #[arg(long, value_name = "TYPE", value_parser = parse_type)]
-    to: FloatType,
+    rest: Option<FloatType>,
+
+    /// With a scheme: how elements are rounded: `nearest` (to nearest, ties to even) or
+    /// `stochastic` (up or down with probability by distance; see --seed).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = RoundingMode::Nearest)]
+    rounding: RoundingMode,
+
+    /// The seed of stochastic rounding: the same seed gives the same bytes.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+
+    /// With a scheme: how each block's scale is chosen: `spec` (the scheme's rule) or `mse`
+    /// (the rule's scale and its neighbours, whichever gives the block the least squared
+    /// error).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = SearchMode::Spec)]
+    scale_search: SearchMode,
+
+    /// For a model directory: start a new shard when one would exceed SIZE (bytes, or with
+    /// KB, MB, GB, KiB, MiB, GiB). Default: the input's largest shard.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    shard_size: Option<u64>,
 
     /// Convert only the tensors whose names match PATTERN (`*` any characters, `?` one);
-    /// comma separated or repeated. The others are copied unchanged.
+    /// comma separated or repeated. The others are copied unchanged. With a scheme, the
+    /// tensors to quantize (default: tensors of 2 or more dimensions whose names end in
+    /// `weight`, except embeddings and lm_head, which loaders keep in high precision).
     #[arg(long, value_name = "PATTERN", value_delimiter = ',')]
     only: Vec<String>,
 
@@ -75,9 +108,35 @@ Tensors that are not floating point pass through untouched, as do names, shapes 
 safetensors __metadata__. Output tensors are ordered as the safetensors crate writes them
 (widest type first, then by name).
 
+Schemes (weights of 2 or more dimensions, blocks along rows; C = columns):
+  fp8-block  W F8_E4M3 + W_scale_inv F32 [..., R/128, C/128]  (DeepSeek-V3, transformers fp8)
+  mxfp8      W F8_E4M3 + W_scale U8 (E8M0) [..., R, C/32]     (OCP MX v1.0)
+  mxfp4      W.blocks U8 [..., R, C/32, 16] + W.scales U8 (E8M0) [..., R, C/32]  (gpt-oss)
+  nvfp4      W U8 [..., R, C/2] + W_scale F8_E4M3 [..., R, C/16] + W_scale_2 F32  (ModelOpt)
+A quantized weight verdict: fail if it held NaN/inf, warn if its relative Frobenius error
+exceeds its elements' unit roundoff (E4M3 2^-4, E2M1 2^-2), ok otherwise.
+
 With --fp8-scale per-tensor, a tensor W stored in FP8 was multiplied by a power of two s before
 rounding, and W.scale (F32, shape []) holds 1/s: the values are restored as W * W.scale.
 Exit codes: 0 done, 1 unreadable, malformed or unwritable file, 2 usage, 130 interrupted.";
+
+/// The `--rounding` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RoundingMode {
+    /// To nearest, ties to even.
+    Nearest,
+    /// Stochastic, seeded by --seed.
+    Stochastic,
+}
+
+/// The `--scale-search` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SearchMode {
+    /// The scheme's own rule.
+    Spec,
+    /// The least squared error among the rule's scale and its neighbours.
+    Mse,
+}
 
 /// The `--fp8-scale` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -101,43 +160,218 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
         }
         _ => {}
     }
-    if args.fp8_scale == ScaleMode::PerTensor && !args.to.is_fp8() {
+    if args.to.len() > 1 && !args.dry_run {
+        return Err(CliError::usage(
+            "several --to targets are compared with --dry-run; a conversion writes one",
+        ));
+    }
+    let schemes = args.to.iter().any(|t| matches!(t, Target::Scheme(_)));
+    if !schemes {
+        let flag = if args.rest.is_some() {
+            Some("--rest")
+        } else if args.rounding != RoundingMode::Nearest {
+            Some("--rounding")
+        } else if args.scale_search != SearchMode::Spec {
+            Some("--scale-search")
+        } else {
+            None
+        };
+        if let Some(flag) = flag {
+            return Err(CliError::usage(format!(
+                "{flag} applies to the block-quantized schemes (fp8-block, mxfp8, mxfp4, nvfp4)"
+            )));
+        }
+    }
+    if args.fp8_scale == ScaleMode::PerTensor
+        && let Some(t) = args
+            .to
+            .iter()
+            .find(|t| !matches!(t, Target::Float(f) if f.is_fp8()))
+    {
         return Err(CliError::usage(format!(
             "--fp8-scale applies to f8e4m3fn and f8e5m2, not {}",
-            args.to.name()
+            t.name()
         )));
     }
     if let Some(file) = &args.report {
         output::check_parent_dir(file)?;
     }
-    let opts = Options {
+    let quant = QuantOptions {
+        rounding: match args.rounding {
+            RoundingMode::Nearest => ElementRounding::Nearest,
+            RoundingMode::Stochastic => ElementRounding::Stochastic { seed: args.seed },
+        },
+        search: match args.scale_search {
+            SearchMode::Spec => ScaleSearch::Spec,
+            SearchMode::Mse => ScaleSearch::Mse,
+        },
+    };
+    let options = |to: Target| Options {
         input: args.input.clone(),
         output: args.output.clone(),
-        to: args.to,
+        to,
+        rest: args.rest,
+        quant,
+        shard_size: args.shard_size,
         only: args.only.clone(),
         keep_f32: args.keep_f32.clone(),
         saturate: args.saturate,
         per_tensor_scale: args.fp8_scale == ScaleMode::PerTensor,
     };
     let start = Instant::now();
-    let report = convert(&opts, std::io::stderr().is_terminal())?;
+    let mut reports = Vec::new();
+    for &to in &args.to {
+        reports.push((to, convert(&options(to), std::io::stderr().is_terminal())?));
+    }
     let seconds = start.elapsed().as_secs_f64();
     if let Some(file) = &args.report {
-        let command = json!({
-            "input": opts.input.display().to_string(),
-            "output": opts.output.as_ref().map(|p| p.display().to_string()),
-            "dry_run": args.dry_run,
-            "to": opts.to.name(),
-            "only": opts.only,
-            "keep_f32": opts.keep_f32,
-            "saturate": opts.saturate,
-            "fp8_scale": if opts.per_tensor_scale { "per-tensor" } else { "none" },
-        });
-        let value: Value = report.to_json(command, seconds);
+        let mut runs = Vec::new();
+        for (to, report) in &reports {
+            let command = json!({
+                "input": args.input.display().to_string(),
+                "output": args.output.as_ref().map(|p| p.display().to_string()),
+                "dry_run": args.dry_run,
+                "to": to.name(),
+                "rest": args.rest.map(FloatType::name),
+                "rounding": format!("{:?}", args.rounding).to_lowercase(),
+                "seed": args.seed,
+                "scale_search": format!("{:?}", args.scale_search).to_lowercase(),
+                "only": args.only,
+                "keep_f32": args.keep_f32,
+                "saturate": args.saturate,
+                "fp8_scale": if args.fp8_scale == ScaleMode::PerTensor { "per-tensor" } else { "none" },
+            });
+            runs.push(report.to_json(command, seconds));
+        }
+        let value: Value = if runs.len() == 1 {
+            runs.remove(0)
+        } else {
+            json!({ "runs": runs })
+        };
         output::write_atomically(file, output::json_text(&value).as_bytes())?;
     }
-    let out_name = opts.output.as_ref().map(|p| p.display().to_string());
-    Ok(table(&report).to_text() + "\n" + &report.summary(out_name.as_deref(), seconds))
+    let out_name = args.output.as_ref().map(|p| p.display().to_string());
+    if let [(_, report)] = reports.as_slice() {
+        return Ok(table(report).to_text() + "\n" + &report.summary(out_name.as_deref(), seconds));
+    }
+    Ok(comparison(&reports).to_text() + "\n" + &compared_summary(&reports, seconds))
+}
+
+/// One row per tensor and one column of relative error per target: how several targets
+/// compare on the same model.
+fn comparison(reports: &[(Target, Report)]) -> Table {
+    let mut columns = vec![
+        Column::left("name", "tensor"),
+        Column::right("elements", "elements"),
+    ];
+    // Each target's column is headed by its name; the line under the table says what the
+    // figures are.
+    columns.extend(
+        reports
+            .iter()
+            .map(|(to, _)| Column::right(to.name(), to.name())),
+    );
+    let first = &reports[0].1;
+    let rows = first
+        .tensors
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut row = vec![
+                Cell::Text(t.name.clone()),
+                Cell::Int(i64::try_from(t.shape.iter().product::<u64>()).unwrap_or(i64::MAX)),
+            ];
+            for (_, report) in reports {
+                row.push(report.tensors.get(i).map_or(Cell::Empty, error_cell));
+            }
+            row
+        })
+        .collect();
+    Table { columns, rows }
+}
+
+/// The table of a block quantization: per tensor its error as a whole (SQNR, relative
+/// Frobenius error), the share of blocks whose scale clipped, and the bytes per parameter.
+fn quant_table(report: &Report) -> Table {
+    let columns = vec![
+        Column::left("name", "tensor"),
+        Column::left("types", "type"),
+        Column::right("elements", "elements"),
+        Column::right("sqnr_db", "SQNR dB"),
+        Column::right("rel_error", "rel err"),
+        Column::right("clipped", "clipped blocks"),
+        Column::right("bytes_per_param", "bytes/param"),
+        Column::left("verdict", "verdict"),
+        Column::left("why", "why"),
+    ];
+    let rows = report
+        .tensors
+        .iter()
+        .map(|t| {
+            let (verdict, why) = t.verdict(report.saturate);
+            let elements: u64 = t.shape.iter().product();
+            let changed = t.quant.is_some() || t.stats.is_some();
+            let mut row = vec![
+                Cell::Text(if changed {
+                    format!("{}→{}", t.from, t.to)
+                } else {
+                    t.from.clone()
+                }),
+                Cell::Int(i64::try_from(elements).unwrap_or(i64::MAX)),
+            ];
+            row.insert(0, Cell::Text(t.name.clone()));
+            match &t.quant {
+                Some(q) => row.extend([
+                    Cell::Text(significant(q.stats.sqnr_db())),
+                    Cell::Text(significant(q.stats.rel_frobenius())),
+                    Cell::Text(lowp_io::report::percent(
+                        q.stats.clipped_blocks,
+                        q.stats.blocks,
+                    )),
+                ]),
+                None => row.extend(std::iter::repeat_n(Cell::Empty, 3)),
+            }
+            row.push(Cell::Text(significant(
+                t.bytes_out as f64 / elements.max(1) as f64,
+            )));
+            row.push(Cell::Text(verdict.to_string()));
+            row.push(Cell::Text(why));
+            row
+        })
+        .collect();
+    Table { columns, rows }
+}
+
+/// A tensor's error as one figure: the relative Frobenius error of a quantized weight, the
+/// mean relative error of a converted tensor, nothing for a kept one.
+fn error_cell(t: &lowp_io::TensorReport) -> Cell {
+    if let Some(q) = &t.quant {
+        return Cell::Text(significant(q.stats.rel_frobenius()));
+    }
+    match &t.stats {
+        Some(s) => Cell::Text(significant(s.mean_rel_error())),
+        None => Cell::Empty,
+    }
+}
+
+/// The summary lines of a comparison: each target's quantization summary and verdicts.
+fn compared_summary(reports: &[(Target, Report)], seconds: f64) -> String {
+    let mut out = String::from(
+        "figures: relative Frobenius error ‖x - x̂‖/‖x‖ of a quantized weight, mean relative error \
+         of a converted tensor\n",
+    );
+    for (to, report) in reports {
+        let counts: Vec<String> = report
+            .verdict_counts()
+            .iter()
+            .map(|(v, n)| format!("{n} {v}"))
+            .collect();
+        match report.quant_summary() {
+            Some(q) => out += &format!("{} ({})\n", q.line(), counts.join(", ")),
+            None => out += &format!("{}: {}\n", to.name(), counts.join(", ")),
+        }
+    }
+    out + &format!("dry run: nothing written in {seconds:.2} s.\n")
 }
 
 /// A progress bar by bytes on stderr, drawn only when stderr is a terminal.
@@ -196,14 +430,54 @@ pub fn convert(opts: &Options, shown: bool) -> Result<Report, CliError> {
     result.map_err(cli_error)
 }
 
-/// Parses `--to` (see [`FloatType::parse`]).
+/// Parses `--rest` (see [`FloatType::parse`]).
 pub fn parse_type(text: &str) -> Result<FloatType, lowp_io::Error> {
     FloatType::parse(text)
+}
+
+/// Parses `--to` (see [`Target::parse`]).
+pub fn parse_target(text: &str) -> Result<Target, lowp_io::Error> {
+    Target::parse(text)
+}
+
+/// Parses `--shard-size`: bytes, or a number with KB/MB/GB (powers of 1000) or KiB/MiB/GiB
+/// (powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{text}' (use KB, MB, GB, KiB, MiB or GiB)"
+            ));
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (bytes, or a number with MB, GB, ...)"))?;
+    let bytes = value * scale as f64;
+    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err(format!("'{text}' is not a positive size"));
+    }
+    Ok(bytes as u64)
 }
 
 /// The report as the table `lowp convert` prints; the JSON report has every figure
 /// ([`Report::records`]).
 fn table(report: &Report) -> Table {
+    if report.tensors.iter().any(|t| t.quant.is_some()) {
+        return quant_table(report);
+    }
     let scaled = report.tensors.iter().any(|t| t.scale.is_some());
     let mut columns = vec![
         Column::left("name", "tensor"),

@@ -9,28 +9,85 @@
 use crate::error::Error;
 use crate::files::{self, TempOutput};
 use crate::kernel::{self, FloatType, Rounding};
+use crate::model::Model;
 use crate::pipeline::{self, Action, Files, Segment};
 use crate::progress::{Control, NoProgress, Progress};
+use crate::quant::{QuantOptions, Scheme};
 use crate::report::Report;
-use crate::{numpy, safetensors};
+use crate::{numpy, write_model};
 use lowp::fit::FitStats;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+/// What a checkpoint is stored as (`--to`): a float type, or a block-quantized scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Every float tensor stored in this type; quantized weights found in the input are
+    /// decoded to it.
+    Float(FloatType),
+    /// The weights block-quantized in this scheme (see [`Options::quantizes`]); the other
+    /// tensors kept, or stored as [`Options::rest`].
+    Scheme(Scheme),
+}
+
+impl Target {
+    /// Parses `--to`: a scheme name (`fp8-block`, `mxfp8`, `mxfp4`, `nvfp4`) or a float type
+    /// ([`FloatType::parse`]).
+    pub fn parse(text: &str) -> Result<Target, Error> {
+        if let Some(s) = Scheme::parse(text) {
+            return Ok(Target::Scheme(s));
+        }
+        FloatType::parse(text)
+            .map(Target::Float)
+            .map_err(|e| match e {
+                Error::Invalid(m) => Error::Invalid(format!(
+                    "{m}; or a block-quantized scheme: {}",
+                    Scheme::ALL.map(Scheme::name).join(", ")
+                )),
+                e => e,
+            })
+    }
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Float(t) => t.name(),
+            Target::Scheme(s) => s.name(),
+        }
+    }
+}
+
+impl From<FloatType> for Target {
+    fn from(t: FloatType) -> Target {
+        Target::Float(t)
+    }
+}
+
 /// What to convert, and how. The field comments name the `lowp convert` flag that sets each.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The input file (`IN`): a safetensors, `.npy` or `.npz` file, recognised by its
-    /// contents.
+    /// The input (`IN`): a safetensors, `.npy` or `.npz` file, recognised by its contents; or
+    /// a model: a `model.safetensors.index.json`, or a directory holding one or a single
+    /// `.safetensors` file.
     pub input: PathBuf,
-    /// The output file (`OUT`), of the same kind as the input; `None` for a dry run, which
-    /// measures every tensor and writes nothing.
+    /// The output (`OUT`): a file of the same kind as the input, or a directory when the
+    /// input is a model; `None` for a dry run, which measures every tensor and writes nothing.
     pub output: Option<PathBuf>,
-    /// The target type (`--to`).
-    pub to: FloatType,
-    /// Glob patterns of the tensors to convert (`--only`; empty: every tensor). `*` matches
-    /// any run of characters, `?` one character.
+    /// The target type or scheme (`--to`).
+    pub to: Target,
+    /// With a scheme: the float type for the tensors the scheme leaves (`--rest`; `None`:
+    /// they stay as they are).
+    pub rest: Option<FloatType>,
+    /// With a scheme: how elements are rounded and scales chosen (`--rounding`, `--seed`,
+    /// `--scale-search`).
+    pub quant: QuantOptions,
+    /// For a model directory: the largest output shard in bytes (`--shard-size`; `None`: the
+    /// input's largest shard, or one file when the input is one).
+    pub shard_size: Option<u64>,
+    /// Glob patterns of the tensors to convert (`--only`; empty: every tensor, or with a
+    /// scheme every tensor whose name ends in `weight`). `*` matches any run of characters,
+    /// `?` one character.
     pub only: Vec<String>,
     /// Glob patterns of the tensors to store as f32 instead (`--keep-f32`).
     pub keep_f32: Vec<String>,
@@ -45,11 +102,18 @@ pub struct Options {
 impl Options {
     /// Options that convert every float tensor of `input` to `to` and write `output` (`None`:
     /// a dry run), without saturation or scaling.
-    pub fn new(input: impl Into<PathBuf>, output: Option<PathBuf>, to: FloatType) -> Options {
+    pub fn new(
+        input: impl Into<PathBuf>,
+        output: Option<PathBuf>,
+        to: impl Into<Target>,
+    ) -> Options {
         Options {
             input: input.into(),
             output,
-            to,
+            to: to.into(),
+            rest: None,
+            quant: QuantOptions::default(),
+            shard_size: None,
             only: Vec::new(),
             keep_f32: Vec::new(),
             saturate: false,
@@ -74,8 +138,58 @@ pub struct Plan {
 }
 
 impl Options {
+    /// The scheme the tensor `name` of float type `source` and `shape` is quantized in, if
+    /// any (see [`Options::why_not_quantized`] for the rule).
+    pub fn quantizes(
+        &self,
+        name: &str,
+        source: Option<FloatType>,
+        shape: &[usize],
+    ) -> Option<Scheme> {
+        let Target::Scheme(scheme) = self.to else {
+            return None;
+        };
+        source?;
+        self.why_not_quantized(name, shape)
+            .is_none()
+            .then_some(scheme)
+    }
+
+    /// Why a scheme leaves the float tensor `name` of `shape` unquantized, or `None` when it
+    /// quantizes it: a tensor of at least 2 dimensions and some elements, named by `--only`,
+    /// or without `--only` a weight (a name ending in `weight`) that is not an embedding or the
+    /// output head (`*embed*`, `lm_head*`: loaders keep those in high precision, and vLLM,
+    /// ModelOpt and llm-compressor leave them unquantized by default); never one named by
+    /// `--keep-f32`. 1-D and 0-D tensors (norms, biases, scalars) are never block-quantized.
+    pub fn why_not_quantized(&self, name: &str, shape: &[usize]) -> Option<String> {
+        let rest = match self.rest {
+            Some(t) => format!("stored as {} (--rest)", t.name()),
+            None => "--rest TYPE converts it".to_string(),
+        };
+        let why = if self.keep_f32.iter().any(|p| glob(p, name)) {
+            return Some("matched by --keep-f32".to_string());
+        } else if shape.len() < 2 {
+            format!("{}-D: never block-quantized", shape.len())
+        } else if shape.contains(&0) {
+            "empty".to_string()
+        } else if !self.only.is_empty() {
+            if self.only.iter().any(|p| glob(p, name)) {
+                return None;
+            }
+            "not matched by --only".to_string()
+        } else if !name.ends_with("weight") {
+            "not a weight (--only selects others)".to_string()
+        } else if name.contains("embed") || name.starts_with("lm_head") || name.contains(".lm_head")
+        {
+            "embedding or output head: kept by default (--only selects it)".to_string()
+        } else {
+            return None;
+        };
+        Some(format!("{why}; {rest}"))
+    }
+
     /// What to do with the tensor `name` of float type `source` (`None`: not a float type
-    /// we convert); `writing` is false in a dry run.
+    /// we convert) when it is not quantized; `writing` is false in a dry run.
     pub fn plan(&self, name: &str, source: Option<FloatType>, writing: bool) -> Plan {
         let kept = |note: String| Plan {
             source,
@@ -85,13 +199,17 @@ impl Options {
         let Some(from) = source else {
             return kept("not a float type lowp converts".to_string());
         };
-        if !self.only.is_empty() && !self.only.iter().any(|p| glob(p, name)) {
-            return kept("not matched by --only".to_string());
-        }
-        let to = if self.keep_f32.iter().any(|p| glob(p, name)) {
-            FloatType::F32
-        } else {
-            self.to
+        let keep_f32 = self.keep_f32.iter().any(|p| glob(p, name));
+        let to = match (self.to, self.rest) {
+            _ if keep_f32 => FloatType::F32,
+            (Target::Float(to), _) => {
+                if !self.only.is_empty() && !self.only.iter().any(|p| glob(p, name)) {
+                    return kept("not matched by --only".to_string());
+                }
+                to
+            }
+            (Target::Scheme(_), Some(rest)) => rest,
+            (Target::Scheme(_), None) => return kept(String::new()),
         };
         if to == from {
             return kept(format!("already {}", to.name()));
@@ -272,6 +390,10 @@ pub fn convert_with(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Report, Error> {
+    let control = Control { progress, cancel };
+    if Model::is_model_path(&opts.input) {
+        return convert_model(opts, control);
+    }
     let input = File::open(&opts.input)
         .map_err(|e| Error::file(format!("cannot open {}: {e}", opts.input.display())))?;
     let len = input
@@ -279,6 +401,10 @@ pub fn convert_with(
         .map_err(|e| files::read_error(&opts.input, &e))?
         .len();
     let kind = Kind::sniff(&input);
+    if kind == Kind::Safetensors {
+        drop(input);
+        return convert_model(opts, control);
+    }
     if let Some(out) = &opts.output {
         files::check_distinct(&opts.input, out)?;
         if let Some(named) = Kind::of_name(out)
@@ -291,25 +417,33 @@ pub fn convert_with(
                 named.name()
             )));
         }
-        if kind != Kind::Safetensors && !opts.to.in_numpy() {
+        if kind != Kind::Safetensors
+            && let Target::Float(to) = opts.to
+            && !to.in_numpy()
+        {
             return Err(Error::invalid(format!(
                 "NumPy files cannot hold {} (NumPy saves ml_dtypes arrays as raw bytes that do \
                  not say what they hold); use a .safetensors file, --to f16, or --dry-run",
-                opts.to.name()
+                to.name()
             )));
         }
     }
+    if kind != Kind::Safetensors && matches!(opts.to, Target::Scheme(_)) {
+        return Err(Error::invalid(format!(
+            "{} is a layout of safetensors tensors; NumPy files cannot hold it",
+            opts.to.name()
+        )));
+    }
     let temp = opts.output.as_deref().map(TempOutput::create).transpose()?;
     progress.start(len);
-    let control = Control { progress, cancel };
     let output = temp
         .as_ref()
         .zip(opts.output.as_deref())
         .map(|(t, p)| (t.file(), p));
-    let tensors = match kind {
-        Kind::Safetensors => safetensors::convert(opts, &input, len, output, control),
-        Kind::Npy => numpy::convert_npy(opts, &input, len, output, control),
-        Kind::Npz => numpy::convert_npz(opts, &input, output, control),
+    let tensors = if kind == Kind::Npy {
+        numpy::convert_npy(opts, &input, len, output, control)
+    } else {
+        numpy::convert_npz(opts, &input, output, control)
     };
     progress.finish();
     let tensors = tensors?;
@@ -324,6 +458,41 @@ pub fn convert_with(
         tensors,
         saturate: opts.saturate,
         file_bytes_in: len,
+        file_bytes_out,
+    })
+}
+
+/// Converts a safetensors file or model ([`write_model`]) and gives the report.
+fn convert_model(opts: &Options, control: Control<'_>) -> Result<Report, Error> {
+    if let Some(out) = &opts.output
+        && !Model::is_model_path(&opts.input)
+    {
+        files::check_distinct(&opts.input, out)?;
+        if out.is_dir() {
+            return Err(Error::invalid(format!(
+                "OUT {} is a directory, but IN is one safetensors file: give a file name (or \
+                 give IN as the model's directory to write a model directory)",
+                out.display()
+            )));
+        }
+        if let Some(named) = Kind::of_name(out)
+            && named != Kind::Safetensors
+        {
+            return Err(Error::invalid(format!(
+                "IN is a safetensors file but OUT {} names a {} file; lowp convert keeps the \
+                 kind of file",
+                out.display(),
+                named.name()
+            )));
+        }
+    }
+    let result = write_model::convert(opts, control);
+    control.progress.finish();
+    let (tensors, file_bytes_in, file_bytes_out) = result?;
+    Ok(Report {
+        tensors,
+        saturate: opts.saturate,
+        file_bytes_in,
         file_bytes_out,
     })
 }
@@ -349,13 +518,10 @@ mod tests {
     #[test]
     fn plans() {
         let opts = Options {
-            input: PathBuf::new(),
-            output: None,
-            to: FloatType::F8E4M3FN,
             only: vec!["*.weight".into()],
             keep_f32: vec!["*norm*".into()],
-            saturate: false,
             per_tensor_scale: true,
+            ..Options::new(PathBuf::new(), None, FloatType::F8E4M3FN)
         };
         let p = opts.plan("l.weight", Some(FloatType::F32), true);
         assert_eq!(p.target, Some(FloatType::F8E4M3FN));
@@ -403,13 +569,8 @@ mod tests {
         let mut results = Vec::new();
         for output in [None, Some(out.clone())] {
             let opts = Options {
-                input: input.clone(),
-                output,
-                to,
-                only: Vec::new(),
-                keep_f32: Vec::new(),
-                saturate: false,
                 per_tensor_scale: to.is_fp8(),
+                ..Options::new(input.clone(), output, to)
             };
             let result = std::panic::catch_unwind(|| convert(&opts));
             match result {

@@ -149,6 +149,15 @@ pub struct Rounding {
     pub scale: f64,
 }
 
+impl Rounding {
+    /// Round to nearest even, unscaled, overflow to ±inf (or NaN where the type has no
+    /// infinity).
+    pub const NEAREST: Rounding = Rounding {
+        saturate: false,
+        scale: 1.0,
+    };
+}
+
 /// One of the six element types, with the conversions to the others.
 ///
 /// The conversion from `S` to `D` is `D::store(src, dst)`, which asks `S` for the direction

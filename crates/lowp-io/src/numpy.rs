@@ -152,6 +152,7 @@ fn report(
         note: plan.note.clone(),
         bytes_in,
         bytes_out,
+        quant: None,
     }
 }
 

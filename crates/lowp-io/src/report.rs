@@ -12,8 +12,14 @@
 //! * `ok`: only rounding within the range.
 //! * `exact`: every finite value stored exactly.
 //! * `kept`: not converted (not a float, not matched by `--only`, or already the target type).
+//!
+//! A block-quantized weight is judged by its error as a whole: `fail` when it held NaN or
+//! ±inf (its blocks' scales become NaN or infinite), `warn` when its relative Frobenius error
+//! `‖x - x̂‖ / ‖x‖` exceeds the element format's unit roundoff (2^-4 for E4M3, 2^-2 for E2M1:
+//! what rounding alone costs when every block is well scaled), `ok` otherwise.
 
 use crate::kernel::FloatType;
+use crate::quant::{QuantStats, Scheme};
 use lowp::fit::FitStats;
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -48,6 +54,26 @@ pub struct TensorReport {
     pub bytes_in: u64,
     /// Bytes of data in the output.
     pub bytes_out: u64,
+    /// What block quantization cost, when the tensor was quantized.
+    pub quant: Option<QuantReport>,
+}
+
+/// What quantizing one weight cost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantReport {
+    /// The scheme.
+    pub scheme: Scheme,
+    /// The error and clipping figures.
+    pub stats: QuantStats,
+}
+
+impl QuantReport {
+    /// The largest relative Frobenius error that rounding alone explains: the unit roundoff
+    /// of the scheme's element format.
+    pub fn warn_above(&self) -> f64 {
+        let format = self.scheme.element_format();
+        2f64.powi(-(format.precision() as i32))
+    }
 }
 
 /// A tensor's verdict, worst first (the order sorts by it).
@@ -103,10 +129,13 @@ impl TensorReport {
     /// errors `max_rel_error`, `mean_rel_error`, `max_abs_error`, `mean_abs_error`, the counts
     /// `nan_inputs`, `infinite_inputs`, `exact`, the largest finite magnitude `amax`,
     /// `bytes_in`, `bytes_out`, `scale` (only when `with_scale`: the factor the values were
-    /// multiplied by before rounding), `verdict`, `why` (see [`TensorReport::verdict`], under
+    /// multiplied by before rounding), when `with_quant` the block-quantization figures
+    /// `scheme`, `sqnr_db` (10·log10(Σx² / Σ(x - x̂)²)), `rel_frobenius_error`
+    /// (‖x - x̂‖ / ‖x‖), `clipped_blocks` and `blocks` (blocks whose scale made some element
+    /// saturate), `bytes_per_param` (output bytes, scales included, per element), `verdict`, `why` (see [`TensorReport::verdict`], under
     /// `saturate`) and `shape`. Figures that do not apply (a kept tensor's statistics, an
     /// unscaled tensor's scale) and non-finite numbers are `null`.
-    pub fn record(&self, saturate: bool, with_scale: bool) -> Map<String, Value> {
+    pub fn record(&self, saturate: bool, with_scale: bool, with_quant: bool) -> Map<String, Value> {
         let count = |n: u64| json!(i64::try_from(n).unwrap_or(i64::MAX));
         let number = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
         let (verdict, why) = self.verdict(saturate);
@@ -152,6 +181,34 @@ impl TensorReport {
         if with_scale {
             map.insert("scale".into(), self.scale.map_or(Value::Null, number));
         }
+        if with_quant {
+            let q = self.quant.as_ref();
+            let elements = self.shape.iter().product::<u64>().max(1) as f64;
+            map.insert(
+                "scheme".into(),
+                q.map_or(Value::Null, |q| json!(q.scheme.name())),
+            );
+            map.insert(
+                "sqnr_db".into(),
+                q.map_or(Value::Null, |q| number(q.stats.sqnr_db())),
+            );
+            map.insert(
+                "rel_frobenius_error".into(),
+                q.map_or(Value::Null, |q| number(q.stats.rel_frobenius())),
+            );
+            map.insert(
+                "clipped_blocks".into(),
+                q.map_or(Value::Null, |q| count(q.stats.clipped_blocks)),
+            );
+            map.insert(
+                "blocks".into(),
+                q.map_or(Value::Null, |q| count(q.stats.blocks)),
+            );
+            map.insert(
+                "bytes_per_param".into(),
+                number(self.bytes_out as f64 / elements),
+            );
+        }
         map.insert("verdict".into(), json!(verdict.to_string()));
         map.insert("why".into(), json!(why));
         map.insert("shape".into(), json!(self.shape));
@@ -160,6 +217,9 @@ impl TensorReport {
 
     /// The verdict and, unless `ok`/`exact`/`kept`, the reasons.
     pub fn verdict(&self, saturate: bool) -> (Verdict, String) {
+        if let Some(q) = &self.quant {
+            return q.verdict();
+        }
         let (Some(s), Some(to)) = (&self.stats, self.target) else {
             return (Verdict::Kept, self.note.clone());
         };
@@ -207,7 +267,36 @@ impl TensorReport {
     }
 }
 
+impl QuantReport {
+    /// The verdict of a quantized weight (see the module docs) and its reasons.
+    pub fn verdict(&self) -> (Verdict, String) {
+        let s = &self.stats;
+        if s.nonfinite > 0 {
+            return (
+                Verdict::Fail,
+                format!(
+                    "{} NaN or infinite inputs made their blocks' scales non-finite",
+                    s.nonfinite
+                ),
+            );
+        }
+        let error = s.rel_frobenius();
+        if error > self.warn_above() {
+            return (
+                Verdict::Warn,
+                format!(
+                    "rel. error {} > {} (unit roundoff of the elements)",
+                    significant(error),
+                    significant(self.warn_above())
+                ),
+            );
+        }
+        (Verdict::Ok, String::new())
+    }
+}
+
 /// The whole report: the tensors and what was asked.
+#[derive(Clone, Debug)]
 pub struct Report {
     /// One entry per tensor, in the input's order.
     pub tensors: Vec<TensorReport>,
@@ -224,9 +313,10 @@ impl Report {
     /// [`TensorReport::record`]).
     pub fn records(&self) -> Vec<Map<String, Value>> {
         let scaled = self.tensors.iter().any(|t| t.scale.is_some());
+        let quantized = self.tensors.iter().any(|t| t.quant.is_some());
         self.tensors
             .iter()
-            .map(|t| t.record(self.saturate, scaled))
+            .map(|t| t.record(self.saturate, scaled, quantized))
             .collect()
     }
 
@@ -242,6 +332,26 @@ impl Report {
         }
         counts.sort();
         counts
+    }
+
+    /// The figures of the block-quantized weights taken together, when some were quantized:
+    /// their statistics merged (so the SQNR is that of all their elements as one signal),
+    /// how many there are, and the bytes per parameter they take, scales included.
+    pub fn quant_summary(&self) -> Option<QuantSummary> {
+        let mut summary: Option<QuantSummary> = None;
+        for t in &self.tensors {
+            let Some(q) = &t.quant else { continue };
+            let s = summary.get_or_insert(QuantSummary {
+                scheme: q.scheme,
+                weights: 0,
+                stats: QuantStats::default(),
+                bytes: 0,
+            });
+            s.weights += 1;
+            s.stats.merge(&q.stats);
+            s.bytes += t.bytes_out;
+        }
+        summary
     }
 
     /// The line under the table.
@@ -260,8 +370,11 @@ impl Report {
             ),
             None => "dry run: nothing written".to_string(),
         };
+        let quant = self
+            .quant_summary()
+            .map_or(String::new(), |q| q.line() + "\n");
         format!(
-            "{tensors} tensor{plural}: {}. {what} in {seconds:.2} s.\n",
+            "{quant}{tensors} tensor{plural}: {}. {what} in {seconds:.2} s.\n",
             if counts.is_empty() {
                 "none".to_string()
             } else {
@@ -288,6 +401,7 @@ impl Report {
                 "subnormal_warn": SUBNORMAL_WARN,
                 "exact": "every finite value stored exactly",
             },
+            "quantization": self.quant_summary().map(|q| q.to_json()),
             "summary": {
                 "tensors": self.tensors.len(),
                 "verdicts": counts,
@@ -296,6 +410,61 @@ impl Report {
                 "seconds": seconds,
             },
             "tensors": records,
+        })
+    }
+}
+
+/// The block-quantized weights of a report taken together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantSummary {
+    /// Their scheme.
+    pub scheme: Scheme,
+    /// How many weights were quantized.
+    pub weights: usize,
+    /// Their statistics, merged.
+    pub stats: QuantStats,
+    /// Their bytes in the output, scales included.
+    pub bytes: u64,
+}
+
+impl QuantSummary {
+    /// Output bytes per quantized parameter, scales included.
+    pub fn bytes_per_param(&self) -> f64 {
+        self.bytes as f64 / self.stats.elements.max(1) as f64
+    }
+
+    /// One line: `mxfp4: 12 weights, 1.05e6 parameters, SQNR 17.9 dB, rel. error 0.127, 9.1%
+    /// of blocks clipped, 0.531 bytes/parameter`.
+    pub fn line(&self) -> String {
+        let s = &self.stats;
+        format!(
+            "{}: {} weight{}, {} parameters, SQNR {} dB, rel. error {}, {} of blocks clipped, {} \
+             bytes/parameter",
+            self.scheme.name(),
+            self.weights,
+            if self.weights == 1 { "" } else { "s" },
+            s.elements,
+            significant(s.sqnr_db()),
+            significant(s.rel_frobenius()),
+            percent(s.clipped_blocks, s.blocks),
+            significant(self.bytes_per_param()),
+        )
+    }
+
+    /// The figures as JSON (non-finite numbers as `null`).
+    pub fn to_json(&self) -> Value {
+        let number = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
+        let s = &self.stats;
+        json!({
+            "scheme": self.scheme.name(),
+            "weights": self.weights,
+            "parameters": s.elements,
+            "sqnr_db": number(s.sqnr_db()),
+            "rel_frobenius_error": number(s.rel_frobenius()),
+            "blocks": s.blocks,
+            "clipped_blocks": s.clipped_blocks,
+            "bytes": self.bytes,
+            "bytes_per_param": number(self.bytes_per_param()),
         })
     }
 }
@@ -316,6 +485,7 @@ mod tests {
             note: String::new(),
             bytes_in: 0,
             bytes_out: 0,
+            quant: None,
         }
     }
 

@@ -1,5 +1,6 @@
 //! safetensors files: the header read and checked (every error names the tensor and what is
-//! wrong with it), the output header laid out, and each tensor converted in place.
+//! wrong with it) and the output header laid out; [`crate::write_model`] converts the
+//! tensors.
 //!
 //! The layout is the one the `safetensors` crate and the Python package write: an 8-byte
 //! little-endian header length, a JSON header padded with spaces to a multiple of 8 bytes,
@@ -8,12 +9,7 @@
 //! at a multiple of its element size; the header's serialisation is the crate's own
 //! ([`Metadata`]'s `Serialize`).
 
-use crate::convert::{Options, Plan};
 use crate::error::Error;
-use crate::kernel::FloatType;
-use crate::pipeline::{self, Files, Segment};
-use crate::progress::Control;
-use crate::report::TensorReport;
 use safetensors::Dtype;
 use safetensors::tensor::{Metadata, TensorInfo};
 use serde_json::Value;
@@ -192,7 +188,7 @@ fn parse_entry(name: &str, value: Value) -> Result<Entry, String> {
 }
 
 /// Bytes of a tensor of `dtype` and `shape`, or why there is no such number.
-fn byte_size(dtype: Dtype, shape: &[usize]) -> Result<u64, String> {
+pub fn byte_size(dtype: Dtype, shape: &[usize]) -> Result<u64, String> {
     let elements = shape
         .iter()
         .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
@@ -215,23 +211,6 @@ fn info(t: &Entry) -> TensorInfo {
         shape: t.shape.clone(),
         data_offsets: (t.begin as usize, t.end as usize),
     }
-}
-
-/// The output header: each tensor with its output type, plus a `NAME.scale` F32 scalar for each
-/// FP8 tensor scaled per tensor (see [`layout`]).
-fn output_header(
-    header: &Header,
-    plans: &[Plan],
-) -> Result<(Vec<u8>, HashMap<String, u64>), Error> {
-    let mut entries: Vec<(String, Dtype, Vec<usize>)> = Vec::new();
-    for (t, plan) in header.tensors.iter().zip(plans) {
-        let dtype = plan.target.map_or(t.dtype, FloatType::to_safetensors);
-        entries.push((t.name.clone(), dtype, t.shape.clone()));
-        if let Some(scale) = &plan.scale_name {
-            entries.push((scale.clone(), Dtype::F32, Vec::new()));
-        }
-    }
-    layout(header.metadata.clone(), entries)
 }
 
 /// The header of a safetensors file holding `entries` (name, dtype, shape), ordered as the
@@ -268,85 +247,6 @@ pub fn layout(
     let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
     bytes.extend(json);
     Ok((bytes, places))
-}
-
-/// Converts (or, with no output, measures) a safetensors file.
-pub(crate) fn convert(
-    opts: &Options,
-    input: &File,
-    len: u64,
-    output: Option<(&File, &Path)>,
-    progress: Control<'_>,
-) -> Result<Vec<TensorReport>, Error> {
-    let header = read_header(input, &opts.input, len)?;
-    let names: std::collections::HashSet<&str> =
-        header.tensors.iter().map(|t| t.name.as_str()).collect();
-    let mut plans = Vec::new();
-    for t in &header.tensors {
-        let plan = opts.plan(
-            &t.name,
-            FloatType::from_safetensors(t.dtype),
-            output.is_some(),
-        );
-        if let Some(scale) = &plan.scale_name
-            && names.contains(scale.as_str())
-        {
-            return Err(Error::file(format!(
-                "{}: cannot store the scale of tensor '{}' as '{scale}': the file has a tensor \
-                 of that name",
-                opts.input.display(),
-                t.name
-            )));
-        }
-        plans.push(plan);
-    }
-    let (out_header, places) = output_header(&header, &plans)?;
-    let data_out = out_header.len() as u64;
-    if let Some((file, path)) = output {
-        crate::files::write_at(file, &out_header, 0)
-            .map_err(|e| crate::files::write_error(path, &e))?;
-    }
-    let files = Files {
-        input: (input, &opts.input),
-        output,
-        progress,
-    };
-    let mut reports = Vec::new();
-    for (t, plan) in header.tensors.iter().zip(&plans) {
-        progress.tensor(&t.name);
-        let place = places.get(&t.name).copied().unwrap_or_default();
-        let segment = Segment {
-            input: header.data_start + t.begin,
-            output: data_out + place,
-            bytes: t.end - t.begin,
-            width: 1,
-            action: pipeline::Action::Copy,
-        };
-        let elements = t.shape.iter().map(|&d| d as u64).product();
-        let (stats, scale) =
-            crate::convert::run_tensor(opts, &files, segment, plan, false, elements)
-                .map_err(|e| e.about(&t.name))?;
-        if let (Some(scale), Some(name), Some((file, path))) = (scale, &plan.scale_name, output) {
-            let at = data_out + places.get(name).copied().unwrap_or_default();
-            let restore = (1.0 / scale) as f32;
-            crate::files::write_at(file, &restore.to_le_bytes(), at)
-                .map_err(|e| crate::files::write_error(path, &e))?;
-        }
-        let to_dtype = plan.target.map_or(t.dtype, FloatType::to_safetensors);
-        reports.push(TensorReport {
-            name: t.name.clone(),
-            shape: t.shape.iter().map(|&d| d as u64).collect(),
-            from: t.dtype.to_string(),
-            to: to_dtype.to_string(),
-            target: plan.target,
-            stats,
-            scale,
-            note: plan.note.clone(),
-            bytes_in: t.end - t.begin,
-            bytes_out: byte_size(to_dtype, &t.shape).unwrap_or_default(),
-        });
-    }
-    Ok(reports)
 }
 
 #[cfg(test)]

@@ -1,23 +1,36 @@
 //! `lowp.convert`: a checkpoint file stored in another float type, through `lowp_io`.
 
-use lowp_io::{FloatType, Options};
+use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
+use lowp_io::{FloatType, Options, Target};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Stores a checkpoint (safetensors, .npy or .npz) in another float type, and reports per
-/// tensor what that cost.
+/// Stores a checkpoint (safetensors, .npy or .npz, or a safetensors model directory) in
+/// another float type or block-quantized scheme, and reports per tensor what that cost.
 ///
-/// src: the file to read (its kind is recognised by its contents); it is only read.
-/// dst: the file to write, of the same kind; None for a dry run that measures every tensor
-///     and writes nothing. The output goes to a temporary file beside dst, renamed when
-///     complete: on any error dst is untouched and nothing is left behind.
+/// src: the file to read (its kind is recognised by its contents), or a model: a
+///     model.safetensors.index.json or a directory holding one or a single .safetensors
+///     file; it is only read.
+/// dst: the file to write, of the same kind (a new directory for a model); None for a dry
+///     run that measures every tensor and writes nothing. The output goes to a temporary
+///     name beside dst, renamed when complete: on any error dst is untouched and nothing is
+///     left behind.
 /// to: the float type to store: "f32", "f64", "f16", "bf16", "f8e4m3fn" or "f8e5m2" (also
-///     "bfloat16", "float8_e4m3fn", "F8_E4M3", ...). NumPy files take f16, f32 and f64 only.
+///     "bfloat16", "float8_e4m3fn", "F8_E4M3", ...), or a scheme for the weights:
+///     "fp8-block", "mxfp8", "mxfp4", "nvfp4" (see `lowp convert --help` for the layouts).
+///     A quantized src stored as a float type is decoded. NumPy files take f16, f32 and f64.
+/// rest: with a scheme, the float type for the tensors it leaves (None: kept as they are).
+/// rounding: with a scheme, "nearest" or "stochastic" (seeded by seed).
+/// scale_search: with a scheme, "spec" (the scheme's rule) or "mse" (the least squared error
+///     among the rule's scale and its neighbours).
+/// shard_size: for a model directory, the largest output shard in bytes.
 /// only: glob patterns (`*` any characters, `?` one) of the tensors to convert; the others
-///     are copied unchanged. None or [] converts every float tensor.
+///     are copied unchanged. None or [] converts every float tensor (with a scheme: every
+///     tensor of 2 or more dimensions whose name ends in "weight", except embeddings and
+///     lm_head).
 /// keep: glob patterns of the tensors to store as f32 instead (norms, biases).
 /// saturate: values beyond the target's range become +-MAX instead of +-inf or NaN.
 /// fp8_scale: "none", or "per-tensor": each FP8 tensor W is multiplied by the largest power of
@@ -27,15 +40,17 @@ use std::path::PathBuf;
 /// Returns one dict per tensor, in the file's order, with the fields of `lowp convert
 /// --report`: name, from, to, elements, overflowed, flushed_to_zero, subnormal, became_nan,
 /// max_rel_error, mean_rel_error, max_abs_error, mean_abs_error, nan_inputs,
-/// infinite_inputs, exact, amax, bytes_in, bytes_out, scale (when scaled), verdict ("fail",
-/// "warn", "ok", "exact" or "kept"), why and shape. Figures that do not apply are None.
+/// infinite_inputs, exact, amax, bytes_in, bytes_out, scale (when scaled), with a scheme
+/// scheme, sqnr_db, rel_frobenius_error, clipped_blocks, blocks and bytes_per_param, then
+/// verdict ("fail", "warn", "ok", "exact" or "kept"), why and shape. Figures that do not
+/// apply are None.
 ///
 /// Raises ValueError for a request that cannot be carried out (an unknown type, src and dst
 /// the same file, dst of another kind than src, fp8_scale on a non-FP8 type), OSError for a
 /// file that cannot be read or written or is malformed, and KeyboardInterrupt when Ctrl-C
 /// stopped the conversion.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to, only=None, keep=None, saturate=false, fp8_scale="none"))]
+#[pyo3(signature = (src, dst, *, to, only=None, keep=None, saturate=false, fp8_scale="none", rest=None, rounding="nearest", seed=0, scale_search="spec", shard_size=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn convert<'py>(
     py: Python<'py>,
@@ -46,8 +61,36 @@ pub fn convert<'py>(
     keep: Option<Vec<String>>,
     saturate: bool,
     fp8_scale: &str,
+    rest: Option<&str>,
+    rounding: &str,
+    seed: u64,
+    scale_search: &str,
+    shard_size: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let to = FloatType::parse(to).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let value_error = |e: lowp_io::Error| PyValueError::new_err(e.to_string());
+    let to = Target::parse(to).map_err(value_error)?;
+    let rest = rest
+        .map(FloatType::parse)
+        .transpose()
+        .map_err(value_error)?;
+    let rounding = match rounding {
+        "nearest" => ElementRounding::Nearest,
+        "stochastic" => ElementRounding::Stochastic { seed },
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "rounding must be 'nearest' or 'stochastic', not '{other}'"
+            )));
+        }
+    };
+    let search = match scale_search {
+        "spec" => ScaleSearch::Spec,
+        "mse" => ScaleSearch::Mse,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "scale_search must be 'spec' or 'mse', not '{other}'"
+            )));
+        }
+    };
     let per_tensor_scale = match fp8_scale {
         "none" => false,
         "per-tensor" => true,
@@ -57,13 +100,16 @@ pub fn convert<'py>(
             )));
         }
     };
-    if per_tensor_scale && !to.is_fp8() {
+    if per_tensor_scale && !matches!(to, Target::Float(t) if t.is_fp8()) {
         return Err(PyValueError::new_err(format!(
             "fp8_scale applies to f8e4m3fn and f8e5m2, not {}",
             to.name()
         )));
     }
     let opts = Options {
+        rest,
+        quant: QuantOptions { rounding, search },
+        shard_size,
         only: only.unwrap_or_default(),
         keep_f32: keep.unwrap_or_default(),
         saturate,

@@ -6,7 +6,7 @@ use crate::error::CliError;
 use crate::interrupt as files;
 use crate::output::{self, Cell, Column, Table};
 use clap::Args;
-use lowp_io::FloatType;
+use lowp_io::Target;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -17,9 +17,9 @@ pub struct ConvertFileArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1G")]
     size: u64,
 
-    /// The type to convert to.
-    #[arg(long, value_name = "TYPE", value_parser = file_convert::parse_type, default_value = "bf16")]
-    to: FloatType,
+    /// The type or block-quantized scheme to convert to (as `lowp convert --to`).
+    #[arg(long, value_name = "TYPE", value_parser = file_convert::parse_target, default_value = "bf16")]
+    to: Target,
 
     /// How many times to run each of cp and the conversion (the best time counts).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
@@ -54,13 +54,18 @@ impl Drop for Scratch {
 /// [`fill`]ed values, written a block at a time, then flushed to disk so that writing it back
 /// does not overlap the measurements.
 fn write_f32_file(path: &std::path::Path, size: u64) -> Result<u64, CliError> {
-    let per_tensor = (size / FILE_TENSORS / 4).max(1) as usize;
+    // Matrices of 4096 columns (a typical hidden size), so that the block-quantized schemes
+    // have weights to quantize.
+    let wanted = (size / FILE_TENSORS / 4).max(1) as usize;
+    let cols = wanted.min(4096);
+    let rows = wanted / cols;
+    let per_tensor = rows * cols;
     let entries = (0..FILE_TENSORS)
         .map(|i| {
             (
                 format!("layers.{i:02}.weight"),
                 safetensors::Dtype::F32,
-                vec![per_tensor],
+                vec![rows, cols],
             )
         })
         .collect();
@@ -107,15 +112,7 @@ pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
         eprint!("writing {} ...", input.display());
     }
     let bytes = write_f32_file(&input, args.size)?;
-    let opts = lowp_io::Options {
-        input: input.clone(),
-        output: Some(converted.clone()),
-        to: args.to,
-        only: Vec::new(),
-        keep_f32: Vec::new(),
-        saturate: false,
-        per_tensor_scale: false,
-    };
+    let opts = lowp_io::Options::new(input.clone(), Some(converted.clone()), args.to);
     let (mut cp_times, mut convert_times) = (Vec::new(), Vec::new());
     let mut out_bytes = 0;
     for run in 0..args.runs {

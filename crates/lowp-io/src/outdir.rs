@@ -1,0 +1,271 @@
+//! A model directory written whole or not at all, and the files that travel with the weights.
+//!
+//! The shards, the index and the copied files are written into a hidden temporary directory
+//! beside OUT (`.OUT.lowp-PID-N.tmp`), which is renamed to OUT only when everything
+//! succeeded; dropped before that (an error, Ctrl-C) it is removed. So OUT either does not
+//! exist or holds a complete model: an interrupted run leaves nothing that looks finished.
+//! OUT must not exist yet, or be an empty directory: a model directory is never merged into
+//! or replaced, since the files there may be someone's only copy.
+
+use crate::error::Error;
+use crate::model::Model;
+use crate::quant::Scheme;
+use crate::write_model::JobsSummary;
+use serde_json::{Value, json};
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The output directory being written.
+pub struct TempDir {
+    /// Where it goes when complete.
+    target: PathBuf,
+    /// The temporary directory.
+    path: PathBuf,
+    /// Whether it was renamed into place.
+    committed: bool,
+}
+
+impl TempDir {
+    /// Creates the temporary directory for `target`, refusing a `target` that is `input` (or
+    /// its directory) or a directory that is not empty.
+    pub fn create(target: &Path, input: &Path) -> Result<TempDir, Error> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let input_dir = if input.is_dir() {
+            input.to_path_buf()
+        } else {
+            input
+                .parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+        };
+        if target.exists() {
+            if !target.is_dir() {
+                return Err(Error::invalid(format!(
+                    "OUT {} is a file, but a model directory is written as a directory: give a \
+                     new directory name",
+                    target.display()
+                )));
+            }
+            let same = match (target.canonicalize(), input_dir.canonicalize()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => false,
+            };
+            if same {
+                return Err(Error::invalid(format!(
+                    "OUT {} is the model's own directory; give another OUT",
+                    target.display()
+                )));
+            }
+            let mut entries = std::fs::read_dir(target)
+                .map_err(|e| Error::file(format!("cannot list {}: {e}", target.display())))?;
+            if entries.next().is_some() {
+                return Err(Error::invalid(format!(
+                    "OUT {} exists and is not empty; lowp convert writes a model directory \
+                     whole and never into one that holds files: give a new directory",
+                    target.display()
+                )));
+            }
+        }
+        let name = target.file_name().ok_or_else(|| {
+            Error::invalid(format!("OUT {} names no directory", target.display()))
+        })?;
+        let mut tmp = std::ffi::OsString::from(".");
+        tmp.push(name);
+        tmp.push(format!(
+            ".lowp-{}-{}.tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let path = target.with_file_name(tmp);
+        std::fs::create_dir(&path).map_err(|e| {
+            Error::file(format!(
+                "cannot create a temporary directory beside {}: {e}",
+                target.display()
+            ))
+        })?;
+        Ok(TempDir {
+            target: target.to_path_buf(),
+            path,
+            committed: false,
+        })
+    }
+
+    /// Where the directory goes (for the names in messages).
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Creates the file `name` in the directory, for reading and writing.
+    pub fn create_file(&self, name: &str) -> Result<File, Error> {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(self.path.join(name))
+            .map_err(|e| {
+                Error::file(format!(
+                    "cannot create {}: {e}",
+                    self.target.join(name).display()
+                ))
+            })
+    }
+
+    /// Writes the file `name` with `bytes`.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), Error> {
+        let file = self.create_file(name)?;
+        crate::files::write_at(&file, bytes, 0)
+            .map_err(|e| crate::files::write_error(&self.target.join(name), &e))
+    }
+
+    /// Copies the file or folder `source` into the directory under its own name (a folder
+    /// with everything in it; symbolic links are followed).
+    pub fn copy(&self, source: &Path) -> Result<(), Error> {
+        let name = source.file_name().unwrap_or_default();
+        copy_tree(source, &self.path.join(name)).map_err(|e| {
+            Error::file(format!(
+                "cannot copy {} into {}: {e}",
+                source.display(),
+                self.target.display()
+            ))
+        })
+    }
+
+    /// Renames the complete directory to its target (replacing an empty directory there).
+    pub fn commit(mut self) -> Result<(), Error> {
+        if self.target.is_dir() {
+            std::fs::remove_dir(&self.target).map_err(|e| {
+                Error::file(format!(
+                    "cannot replace the empty {}: {e}",
+                    self.target.display()
+                ))
+            })?;
+        }
+        std::fs::rename(&self.path, &self.target).map_err(|e| {
+            Error::file(format!(
+                "cannot rename {} to {}: {e}",
+                self.path.display(),
+                self.target.display()
+            ))
+        })?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+/// Copies a file, or a folder and everything in it.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    if from.is_dir() {
+        std::fs::create_dir(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else {
+        std::fs::copy(from, to).map(|_| ())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            // Best effort: the error being reported matters more than a leftover directory.
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Copies the model directory's other files (config, tokenizer, ...) into `dir`. The
+/// `config.json`'s `quantization_config` says what the weights now are: written for
+/// `fp8-block` (transformers' and vLLM's `fp8` with `weight_block_size`), `mxfp4` (gpt-oss)
+/// and `nvfp4` (ModelOpt, which also gets `hf_quant_config.json`), removed when the weights
+/// were decoded to a float type. MXFP8 has no `quantization_config` that loaders agree on, so
+/// none is written for it.
+pub(crate) fn copy_model_files(
+    model: &Model,
+    dir: &TempDir,
+    summary: &JobsSummary,
+) -> Result<(), Error> {
+    let config = quantization_config(summary);
+    for file in model.other_files()? {
+        let name = file
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let stale_modelopt =
+            name == "hf_quant_config.json" && summary.scheme != Some(Scheme::Nvfp4);
+        if stale_modelopt && (summary.dequantized || summary.scheme.is_some()) {
+            continue;
+        }
+        if name == "config.json" && (config.is_some() || summary.dequantized) {
+            let text = std::fs::read(&file).map_err(|e| crate::files::read_error(&file, &e))?;
+            let mut value: Value = serde_json::from_slice(&text).map_err(|e| {
+                Error::file(format!(
+                    "{}: not valid JSON ({e}), so its quantization_config cannot be updated",
+                    file.display()
+                ))
+            })?;
+            let Some(object) = value.as_object_mut() else {
+                return Err(Error::file(format!(
+                    "{}: not a JSON object",
+                    file.display()
+                )));
+            };
+            match &config {
+                Some(c) => {
+                    object.insert("quantization_config".into(), c.clone());
+                }
+                None => {
+                    object.remove("quantization_config");
+                }
+            }
+            let mut out = serde_json::to_vec_pretty(&value).unwrap_or_default();
+            out.push(b'\n');
+            dir.write(&name, &out)?;
+            continue;
+        }
+        dir.copy(&file)?;
+    }
+    if summary.scheme == Some(Scheme::Nvfp4) {
+        let hf = json!({
+            "producer": {"name": "lowp", "version": env!("CARGO_PKG_VERSION")},
+            "quantization": {
+                "quant_algo": "NVFP4",
+                "kv_cache_quant_algo": null,
+                "group_size": 16,
+                "exclude_modules": summary.unquantized,
+            }
+        });
+        let mut out = serde_json::to_vec_pretty(&hf).unwrap_or_default();
+        out.push(b'\n');
+        dir.write("hf_quant_config.json", &out)?;
+    }
+    Ok(())
+}
+
+/// The `quantization_config` for the scheme of the output, if loaders read one.
+fn quantization_config(summary: &JobsSummary) -> Option<Value> {
+    let skipped = &summary.unquantized;
+    match summary.scheme? {
+        Scheme::Fp8Block => Some(json!({
+            "quant_method": "fp8",
+            "fmt": "e4m3",
+            "activation_scheme": "dynamic",
+            "weight_block_size": [128, 128],
+            "modules_to_not_convert": skipped,
+        })),
+        Scheme::Mxfp4 => Some(json!({
+            "quant_method": "mxfp4",
+            "modules_to_not_convert": skipped,
+        })),
+        Scheme::Nvfp4 => Some(json!({
+            "quant_method": "modelopt",
+            "quant_algo": "NVFP4",
+            "group_size": 16,
+            "kv_cache_quant_algo": null,
+            "exclude_modules": skipped,
+        })),
+        Scheme::Mxfp8 => None,
+    }
+}
