@@ -137,7 +137,15 @@ pub fn quantize(
                     control.check()?;
                     let bytes = b.input.bytes(rows * row_bytes);
                     input.read(bytes, (first * row_bytes) as u64)?;
-                    Ok(kernel::block_amax(from, bytes))
+                    // The codec's scan: an integer maximum over the f32 (or f64) bits.
+                    Ok(match from {
+                        FloatType::F64 => quant::amax::<f64>(bytemuck::cast_slice(bytes)),
+                        FloatType::F32 => quant::amax::<f32>(bytemuck::cast_slice(bytes)),
+                        _ => {
+                            widen_f32(from, bytes, &mut b.values);
+                            quant::amax(&b.values)
+                        }
+                    })
                 })
             })
             .try_reduce(|| 0.0, |a: f64, b| Ok(a.max(b)))?;

@@ -368,10 +368,25 @@ impl FitStats {
 /// assert_eq!(lowp::fit::amax(&[1.0f32, -7.5, f32::INFINITY, f32::NAN]), 7.5);
 /// ```
 pub fn amax<S: FitSource>(src: &[S]) -> f64 {
-    src.iter()
-        .map(|&x| x.exact().abs())
-        .filter(|m| m.is_finite())
-        .fold(0.0, f64::max)
+    // Non-negative f64s order as their bit patterns do, so the largest magnitude is an integer
+    // maximum, which runs on vectors (a float maximum must keep NaN's rules, in order, and
+    // does not); NaN and infinities count as +0. Eight independent lanes break the chain.
+    let key = |x: S| {
+        let m = x.exact().abs();
+        if m < f64::INFINITY { m.to_bits() } else { 0 }
+    };
+    let mut lanes = [0u64; 8];
+    let chunks = src.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (lane, &x) in lanes.iter_mut().zip(c) {
+            *lane = (*lane).max(key(x));
+        }
+    }
+    let top = rest
+        .iter()
+        .fold(lanes.into_iter().max().unwrap_or(0), |m, &x| m.max(key(x)));
+    f64::from_bits(top)
 }
 
 /// The scale [`FitStats::suggested_scale`] gives for values whose largest finite magnitude is
@@ -560,6 +575,34 @@ impl Limits {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn amax_is_the_largest_finite_magnitude_of_every_f16_and_bf16() {
+        use crate::{bf16, f16};
+        let halves: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        let brains: Vec<bf16> = (0..=u16::MAX).map(bf16::from_bits).collect();
+        // Every prefix length up to 20 (tails of every size), and all 65536 values.
+        for n in (0..20).chain([65536]) {
+            let by_hand = |v: &[f64]| {
+                v.iter()
+                    .filter(|x| x.is_finite())
+                    .fold(0.0f64, |m, x| m.max(x.abs()))
+            };
+            let h: Vec<f64> = halves[65536 - n.min(65536)..]
+                .iter()
+                .map(|x| x.to_f64())
+                .collect();
+            assert_eq!(
+                super::amax(&halves[65536 - n.min(65536)..]),
+                by_hand(&h),
+                "f16 tail {n}"
+            );
+            let b: Vec<f64> = brains[..n].iter().map(|x| x.to_f64()).collect();
+            assert_eq!(super::amax(&brains[..n]), by_hand(&b), "bf16 head {n}");
+        }
+        assert_eq!(super::amax(&[f32::NAN, -0.0, f32::NEG_INFINITY]), 0.0);
+        assert_eq!(super::amax(&[-f32::MAX, 1.0, f32::NAN]), f32::MAX as f64);
+    }
+
     use super::*;
     use crate::{bf16, f4e2m1fn, f8e4m3fn, f8e5m2, f8e8m0fnu, f16};
 
