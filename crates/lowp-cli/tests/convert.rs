@@ -576,8 +576,43 @@ fn lying_headers_name_the_tensor() {
 fn usage_errors_exit_2() {
     let model = data("model_f32.safetensors");
     let m = s(&model);
-    let cases: [(i32, &[&str], &str); 7] = [
+    let cases: [(i32, &[&str], &str); 14] = [
         (2, &[m, "--to", "bf16"], "give OUT"),
+        (
+            2,
+            &[m, "/tmp/lowp-x.safetensors", "--to", "mxfp4,nvfp4"],
+            "several --to targets are compared with --dry-run",
+        ),
+        (
+            2,
+            &["--dry-run", m, "--to", "bf16", "--rest", "f16"],
+            "--rest applies to",
+        ),
+        (
+            2,
+            &["--dry-run", m, "--to", "f16", "--scale-search", "mse"],
+            "--scale-search applies to",
+        ),
+        (
+            2,
+            &["--dry-run", m, "--to", "bf16", "--rounding", "stochastic"],
+            "--rounding applies to",
+        ),
+        (
+            2,
+            &["--dry-run", m, "--to", "mxfp5"],
+            "or a block-quantized scheme: fp8-block",
+        ),
+        (
+            2,
+            &["--dry-run", m, "--to", "mxfp4", "--shard-size", "12XB"],
+            "unknown unit 'xb'",
+        ),
+        (
+            2,
+            &["--dry-run", m, "--to", "mxfp4", "--shard-size", "1MB"],
+            "--shard-size shards a model directory",
+        ),
         (
             2,
             &["--dry-run", m, "/tmp/x.safetensors", "--to", "bf16"],
@@ -612,6 +647,59 @@ fn usage_errors_exit_2() {
         let err = fails(code, &args);
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn schemes_are_compared_and_reported() {
+    let dir = scratch("schemes");
+    let model = data("model_f32.safetensors");
+    let out = ok(&[
+        "convert",
+        "--dry-run",
+        s(&model),
+        "--to",
+        "mxfp4,nvfp4,fp8-block",
+    ]);
+    for scheme in ["mxfp4", "nvfp4", "fp8-block"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("{scheme}: 1 weight, 128 parameters, SQNR "))),
+            "{out}"
+        );
+    }
+    // The embedding stays as it is by default; --only quantizes it (and its infinities fail).
+    let single = ok(&["convert", "--dry-run", s(&model), "--to", "mxfp4"]);
+    assert!(single.contains("embedding or output head"), "{single}");
+    let report = dir.join("report.json");
+    let q = dir.join("q.safetensors");
+    ok(&[
+        "convert",
+        s(&model),
+        s(&q),
+        "--to",
+        "nvfp4",
+        "--only",
+        "*weight",
+        "--report",
+        s(&report),
+    ]);
+    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["quantization"]["scheme"], "nvfp4");
+    let embed = json["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "embed.weight")
+        .unwrap();
+    assert_eq!(embed["verdict"], "fail", "{embed}");
+    assert_eq!(embed["scheme"], "nvfp4");
+    let st = std::fs::read(&q).unwrap();
+    let st = SafeTensors::deserialize(&st).unwrap();
+    assert_eq!(
+        st.tensor("layers.0.attn.q.weight_scale_2").unwrap().dtype(),
+        Dtype::F32
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
