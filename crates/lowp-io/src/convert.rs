@@ -465,6 +465,17 @@ pub fn convert_with(
 /// Converts a safetensors file or model ([`write_model`]) and gives the report.
 fn convert_model(opts: &Options, control: Control<'_>) -> Result<Report, Error> {
     if let Some(out) = &opts.output
+        && Model::is_model_path(&opts.input)
+        && Kind::of_name(out).is_some()
+    {
+        return Err(Error::invalid(format!(
+            "IN {} is a model directory, so OUT is written as one: give OUT as a directory name, \
+             not {}",
+            opts.input.display(),
+            out.display()
+        )));
+    }
+    if let Some(out) = &opts.output
         && !Model::is_model_path(&opts.input)
     {
         files::check_distinct(&opts.input, out)?;

@@ -53,6 +53,7 @@ pub mod model;
 mod npy_header;
 mod numpy;
 mod outdir;
+pub mod packed;
 mod pipeline;
 pub mod progress;
 pub mod quant;

@@ -223,7 +223,8 @@ impl Model {
 
     /// The files and folders of the model directory that are not its weights or its index
     /// (config, tokenizer, generation config, README, sentence-transformers' `1_Pooling/`),
-    /// sorted by name. Hidden ones are left out.
+    /// sorted by name. Hidden ones are left out, and so are folders holding `.safetensors`
+    /// files (other models, such as an earlier output written inside the directory).
     pub fn other_files(&self) -> Result<Vec<PathBuf>, Error> {
         let Some(dir) = &self.dir else {
             return Ok(Vec::new());
@@ -236,7 +237,14 @@ impl Model {
             let weights = name.ends_with(".safetensors")
                 || name.ends_with(".safetensors.index.json")
                 || shards.contains(&path.as_path());
-            if !name.starts_with('.') && !weights && (path.is_file() || path.is_dir()) {
+            // A folder holding weights is another model (an earlier output, say), not a part of
+            // this one.
+            let other_model = path.is_dir() && !safetensors_files(&path)?.is_empty();
+            if !name.starts_with('.')
+                && !weights
+                && !other_model
+                && (path.is_file() || path.is_dir())
+            {
                 out.push(path);
             }
         }

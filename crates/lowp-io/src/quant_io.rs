@@ -314,6 +314,55 @@ pub fn dequantize(
     }
 }
 
+/// Decodes the tensor `r` of `model`, of the read-only dtype `packed`, into `to` at `output`
+/// (`None`: measure only): every element widened exactly to f32, then stored as `to`.
+pub fn decode_packed(
+    model: &Model,
+    r: crate::model::TensorRef,
+    packed: crate::packed::Packed,
+    to: FloatType,
+    output: Option<At<'_>>,
+    control: Control<'_>,
+) -> Result<FitStats, Error> {
+    let data = at(model, r);
+    let elements: usize = model.entry(r).shape.iter().product();
+    let per_band = BAND_BYTES / packed.group() * packed.group();
+    (0..elements.div_ceil(per_band))
+        .into_par_iter()
+        .map(|i| {
+            BUFFERS.with_borrow_mut(|b| {
+                control.check()?;
+                let first = i * per_band;
+                let n = (elements - first).min(per_band);
+                let (begin, end) = (
+                    first * packed.bits() / 8,
+                    ((first + n) * packed.bits()).div_ceil(8),
+                );
+                let bytes = b.input.bytes(end - begin);
+                data.read(bytes, begin as u64)?;
+                b.values.resize(n, 0.0);
+                packed.decode(bytes, &mut b.values);
+                let out = b.output.bytes(n * to.size());
+                let stats = kernel::convert_block(
+                    FloatType::F32,
+                    to,
+                    bytemuck::cast_slice(&b.values),
+                    out,
+                    Rounding::NEAREST,
+                );
+                if let Some(o) = &output {
+                    o.write(out, (first * to.size()) as u64)?;
+                }
+                control.add(bytes.len() as u64);
+                Ok(stats)
+            })
+        })
+        .try_reduce(FitStats::default, |mut a, b| {
+            a.merge(&b);
+            Ok(a)
+        })
+}
+
 /// Decodes an FP8 weight with one F32 scale: `f32(q) * scale` in f32, as the loaders do.
 fn dequantize_per_tensor(
     model: &Model,

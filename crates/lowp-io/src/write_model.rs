@@ -14,6 +14,7 @@ use crate::kernel::FloatType;
 use crate::layouts::{self, Layout, Part, Quantized};
 use crate::model::{INDEX_NAME, Model, TensorRef};
 use crate::outdir::TempDir;
+use crate::packed::Packed;
 use crate::pipeline::{self, Files, Segment};
 use crate::progress::Control;
 use crate::quant::Scheme;
@@ -38,6 +39,13 @@ enum Work {
     Dequantize { q: Quantized, to: FloatType },
     /// A quantized weight's tensors copied as they are.
     Keep { q: Quantized, note: String },
+    /// A tensor of a type lowp reads but does not write (F4, F6, E8M0) decoded to a float
+    /// type.
+    Decode {
+        tensor: TensorRef,
+        packed: Packed,
+        to: FloatType,
+    },
 }
 
 /// One job: its work and the tensors it writes.
@@ -97,6 +105,23 @@ fn plan_jobs(opts: &Options, model: &Model, writing: bool) -> Result<Vec<Job>, E
             });
             continue;
         }
+        if let Some(packed) = Packed::of(t.dtype)
+            && let Some(to) = decoded_type(opts, &t.name)
+        {
+            jobs.push(Job {
+                outputs: vec![Part {
+                    name: t.name.clone(),
+                    dtype: to.to_safetensors(),
+                    shape: t.shape.clone(),
+                }],
+                work: Work::Decode {
+                    tensor: r,
+                    packed,
+                    to,
+                },
+            });
+            continue;
+        }
         let mut plan = opts.plan(&t.name, source, writing);
         if let (Target::Scheme(_), Some(why)) = (opts.to, opts.why_not_quantized(&t.name, &t.shape))
             && source.is_some()
@@ -124,6 +149,21 @@ fn plan_jobs(opts: &Options, model: &Model, writing: bool) -> Result<Vec<Job>, E
     }
     check_names(&jobs)?;
     Ok(jobs)
+}
+
+/// The float type a tensor of a read-only type (F4, F6, E8M0) named `name` is decoded to:
+/// `--to`'s float type (f32 under `--keep-f32`) when it selects the tensor, `--rest`'s with a
+/// scheme; `None` keeps it as it is.
+fn decoded_type(opts: &Options, name: &str) -> Option<FloatType> {
+    if opts.keep_f32.iter().any(|p| crate::glob(p, name)) {
+        return Some(FloatType::F32);
+    }
+    match opts.to {
+        Target::Float(to) => {
+            (opts.only.is_empty() || opts.only.iter().any(|p| crate::glob(p, name))).then_some(to)
+        }
+        Target::Scheme(_) => opts.rest,
+    }
 }
 
 /// The job of a weight found quantized: decoded when the target is a float type (and the
@@ -419,7 +459,7 @@ fn jobs_summary(jobs: &[Job]) -> JobsSummary {
                     },
                 ..
             } => summary.scheme = Some(*scheme),
-            Work::Dequantize { .. } => summary.dequantized = true,
+            Work::Dequantize { .. } | Work::Decode { .. } => summary.dequantized = true,
             Work::Plain { .. } => {
                 let p = &job.outputs[0];
                 if p.shape.len() >= 2 && p.name.ends_with("weight") {
@@ -567,6 +607,25 @@ fn run_job(
                 scale: None,
                 note: String::new(),
                 bytes_in: quantized_bytes(model, q),
+                bytes_out,
+                quant: None,
+            })
+        }
+        Work::Decode { tensor, packed, to } => {
+            let t = model.entry(*tensor);
+            let stats =
+                quant_io::decode_packed(model, *tensor, *packed, *to, shard.at(&t.name), control)
+                    .map_err(|e| e.about(&t.name))?;
+            Ok(TensorReport {
+                name: t.name.clone(),
+                shape: t.shape.iter().map(|&d| d as u64).collect(),
+                from: t.dtype.to_string(),
+                to: first.dtype.to_string(),
+                target: Some(*to),
+                stats: Some(stats),
+                scale: None,
+                note: String::new(),
+                bytes_in: t.end - t.begin,
                 bytes_out,
                 quant: None,
             })

@@ -678,3 +678,75 @@ fn a_quantized_model_is_kept_when_quantizing_again_and_per_tensor_fp8_decodes() 
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_model_directory_is_written_as_a_directory_and_nested_models_stay_out() {
+    let dir = scratch("nested");
+    let input = dir.join("in");
+    sharded_model(&input, &mut Rng(13));
+    let file = input.join("q.safetensors");
+    let err =
+        lowp_io::convert(&Options::new(&input, Some(file.clone()), FloatType::BF16)).unwrap_err();
+    assert!(
+        matches!(&err, Error::Invalid(m) if m.contains("give OUT as a directory name")),
+        "{err}"
+    );
+    assert!(!file.exists());
+    // An output written inside the model's directory is not part of the model next time.
+    let inner = input.join("bf16");
+    lowp_io::convert(&Options::new(&input, Some(inner.clone()), FloatType::BF16)).unwrap();
+    let again = dir.join("again");
+    lowp_io::convert(&Options::new(&input, Some(again.clone()), FloatType::F16)).unwrap();
+    assert!(inner.join("config.json").exists());
+    assert!(!again.join("bf16").exists());
+    assert!(again.join("1_Pooling").is_dir());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fp4_fp6_and_e8m0_tensors_are_decoded() {
+    let dir = scratch("packed");
+    let input = dir.join("model.safetensors");
+    // F4: codes 0..=15 then 1, 2, low nibble first. F6_E2M3: codes 1, 9, 33 (-0.125), 63 (-7.5)
+    // as a little-endian bit stream. E8M0: 127 (1.0), 0 (2^-127), 255 (NaN).
+    let f4: Vec<u8> = (0..8)
+        .map(|i| (2 * i) | (2 * i + 1) << 4)
+        .chain([0x21])
+        .collect();
+    let f6_codes = [1u32, 9, 33, 63];
+    let stream = f6_codes
+        .iter()
+        .enumerate()
+        .fold(0u32, |acc, (i, &c)| acc | c << (6 * i));
+    let f6 = stream.to_le_bytes()[..3].to_vec();
+    write(
+        &input,
+        &[
+            ("a".into(), Dtype::F4, vec![18], f4),
+            ("b".into(), Dtype::F6_E2M3, vec![4], f6),
+            ("c".into(), Dtype::F8_E8M0, vec![3], vec![127, 0, 255]),
+        ],
+        None,
+    );
+    let out = dir.join("f32.safetensors");
+    let report =
+        lowp_io::convert(&Options::new(&input, Some(out.clone()), FloatType::F32)).unwrap();
+    assert!(
+        report.tensors.iter().all(|t| t.stats.is_some()),
+        "{:?}",
+        report.tensors
+    );
+    let t = read(&out);
+    let a: Vec<f32> = (0..16).map(e2m1).chain([e2m1(1), e2m1(2)]).collect();
+    assert_eq!(f32s(&t["a"].2), a);
+    // E2M3: bias 1, three mantissa bits; 1 = 0.125 (subnormal), 9 = 1.125, 33 = -0.125, 63 = -7.5.
+    assert_eq!(f32s(&t["b"].2), [0.125, 1.125, -0.125, -7.5]);
+    let c = f32s(&t["c"].2);
+    assert_eq!((c[0], c[1] as f64), (1.0, 2f64.powi(-127)));
+    assert!(c[2].is_nan());
+    // A scheme leaves them as they are unless --rest says otherwise.
+    let kept =
+        lowp_io::convert(&Options::new(&input, None, Target::Scheme(Scheme::Mxfp4))).unwrap();
+    assert!(kept.tensors.iter().all(|t| t.stats.is_none()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
