@@ -10,7 +10,6 @@
 use crate::error::Error;
 use crate::model::Model;
 use crate::quant::Scheme;
-use crate::write_model::JobsSummary;
 use serde_json::{Value, json};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -173,6 +172,17 @@ impl Drop for TempDir {
             let _ = std::fs::remove_dir_all(&self.path);
         }
     }
+}
+
+/// What the output holds, for the config files: the schemes applied, and the weights (module
+/// names) left unquantized.
+pub(crate) struct JobsSummary {
+    /// The scheme every quantized weight is in, if any weight is.
+    pub scheme: Option<Scheme>,
+    /// Whether weights were decoded to a float type (the config's quantization goes).
+    pub dequantized: bool,
+    /// 2-D weights that were not quantized (their module names: `.weight` removed).
+    pub unquantized: Vec<String>,
 }
 
 /// Copies the model directory's other files (config, tokenizer, ...) into `dir`. The

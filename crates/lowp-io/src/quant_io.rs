@@ -314,6 +314,53 @@ pub fn dequantize(
     }
 }
 
+/// Which buffer a band's decoded values are in.
+enum Decoded {
+    /// `values`, f32.
+    F32,
+    /// `wide`, f64 (exact products for an f64 target).
+    F64,
+}
+
+/// Decodes a tensor of `elements` elements in bands of `per_band` on all threads: `decode`
+/// reads band `(first, n)` and leaves its values in the thread's buffers, saying which, and how
+/// many input bytes it read; each band is then stored as `to` at `output` (`None`: measured
+/// only).
+fn element_bands(
+    elements: usize,
+    per_band: usize,
+    to: FloatType,
+    output: Option<At<'_>>,
+    control: Control<'_>,
+    decode: impl Fn(usize, usize, &mut Buffers) -> Result<(Decoded, u64), Error> + Sync,
+) -> Result<FitStats, Error> {
+    (0..elements.div_ceil(per_band))
+        .into_par_iter()
+        .map(|i| {
+            BUFFERS.with_borrow_mut(|b| {
+                control.check()?;
+                let first = i * per_band;
+                let n = (elements - first).min(per_band);
+                let (decoded, read) = decode(first, n, b)?;
+                let (from, values): (FloatType, &[u8]) = match decoded {
+                    Decoded::F32 => (FloatType::F32, bytemuck::cast_slice(&b.values)),
+                    Decoded::F64 => (FloatType::F64, bytemuck::cast_slice(&b.wide)),
+                };
+                let out = b.output.bytes(n * to.size());
+                let stats = kernel::convert_block(from, to, values, out, Rounding::NEAREST);
+                if let Some(o) = &output {
+                    o.write(out, (first * to.size()) as u64)?;
+                }
+                control.add(read);
+                Ok(stats)
+            })
+        })
+        .try_reduce(FitStats::default, |mut a, b| {
+            a.merge(&b);
+            Ok(a)
+        })
+}
+
 /// Decodes the tensor `r` of `model`, of the read-only dtype `packed`, into `to` at `output`
 /// (`None`: measure only): every element widened exactly to f32, then stored as `to`.
 pub fn decode_packed(
@@ -327,43 +374,19 @@ pub fn decode_packed(
     let data = at(model, r);
     let elements: usize = model.entry(r).shape.iter().product();
     let per_band = BAND_BYTES / packed.group() * packed.group();
-    (0..elements.div_ceil(per_band))
-        .into_par_iter()
-        .map(|i| {
-            BUFFERS.with_borrow_mut(|b| {
-                control.check()?;
-                let first = i * per_band;
-                let n = (elements - first).min(per_band);
-                let (begin, end) = (
-                    first * packed.bits() / 8,
-                    ((first + n) * packed.bits()).div_ceil(8),
-                );
-                let bytes = b.input.bytes(end - begin);
-                data.read(bytes, begin as u64)?;
-                b.values.resize(n, 0.0);
-                packed.decode(bytes, &mut b.values);
-                let out = b.output.bytes(n * to.size());
-                let stats = kernel::convert_block(
-                    FloatType::F32,
-                    to,
-                    bytemuck::cast_slice(&b.values),
-                    out,
-                    Rounding::NEAREST,
-                );
-                if let Some(o) = &output {
-                    o.write(out, (first * to.size()) as u64)?;
-                }
-                control.add(bytes.len() as u64);
-                Ok(stats)
-            })
-        })
-        .try_reduce(FitStats::default, |mut a, b| {
-            a.merge(&b);
-            Ok(a)
-        })
+    element_bands(elements, per_band, to, output, control, |first, n, b| {
+        let begin = first * packed.bits() / 8;
+        let end = ((first + n) * packed.bits()).div_ceil(8);
+        let bytes = b.input.bytes(end - begin);
+        data.read(bytes, begin as u64)?;
+        b.values.resize(n, 0.0);
+        packed.decode(bytes, &mut b.values);
+        Ok((Decoded::F32, (end - begin) as u64))
+    })
 }
 
-/// Decodes an FP8 weight with one F32 scale: `f32(q) * scale` in f32, as the loaders do.
+/// Decodes an FP8 weight with one F32 scale: `f32(q) * scale` in f32, as the loaders do (for
+/// an f64 target the exact product).
 fn dequantize_per_tensor(
     model: &Model,
     q: &Quantized,
@@ -379,50 +402,19 @@ fn dequantize_per_tensor(
     at(model, q.scales).read(&mut four, 0)?;
     let scale = f32::from_le_bytes(four);
     let elements = (entry.end - entry.begin) as usize;
-    let per_band = BAND_BYTES;
-    (0..elements.div_ceil(per_band))
-        .into_par_iter()
-        .map(|i| {
-            BUFFERS.with_borrow_mut(|b| {
-                control.check()?;
-                let first = i * per_band;
-                let n = (elements - first).min(per_band);
-                let bytes = b.input.bytes(n);
-                data.read(bytes, first as u64)?;
-                widen_f32(from, bytes, &mut b.values);
-                let out = b.output.bytes(n * to.size());
-                let stats = if to == FloatType::F64 {
-                    b.wide.clear();
-                    b.wide
-                        .extend(b.values.iter().map(|&v| f64::from(v) * f64::from(scale)));
-                    kernel::convert_block(
-                        FloatType::F64,
-                        FloatType::F64,
-                        bytemuck::cast_slice(&b.wide),
-                        out,
-                        Rounding::NEAREST,
-                    )
-                } else {
-                    for v in b.values.iter_mut() {
-                        *v *= scale;
-                    }
-                    kernel::convert_block(
-                        FloatType::F32,
-                        to,
-                        bytemuck::cast_slice(&b.values),
-                        out,
-                        Rounding::NEAREST,
-                    )
-                };
-                if let Some(o) = &output {
-                    o.write(out, (first * to.size()) as u64)?;
-                }
-                control.add(n as u64);
-                Ok(stats)
-            })
-        })
-        .try_reduce(FitStats::default, |mut a, b| {
-            a.merge(&b);
-            Ok(a)
-        })
+    element_bands(elements, BAND_BYTES, to, output, control, |first, n, b| {
+        let bytes = b.input.bytes(n);
+        data.read(bytes, first as u64)?;
+        widen_f32(from, bytes, &mut b.values);
+        if to == FloatType::F64 {
+            b.wide.clear();
+            b.wide
+                .extend(b.values.iter().map(|&v| f64::from(v) * f64::from(scale)));
+            return Ok((Decoded::F64, n as u64));
+        }
+        for v in b.values.iter_mut() {
+            *v *= scale;
+        }
+        Ok((Decoded::F32, n as u64))
+    })
 }

@@ -13,7 +13,7 @@ use crate::files::{self, TempOutput};
 use crate::kernel::FloatType;
 use crate::layouts::{self, Layout, Part, Quantized};
 use crate::model::{INDEX_NAME, Model, TensorRef};
-use crate::outdir::TempDir;
+use crate::outdir::{JobsSummary, TempDir};
 use crate::packed::Packed;
 use crate::pipeline::{self, Files, Segment};
 use crate::progress::Control;
@@ -428,17 +428,6 @@ pub(crate) fn convert(
         }
     }
     Ok((reports, model.bytes(), bytes_out))
-}
-
-/// What the output holds, for the config files: the schemes applied, and the weights (module
-/// names) left unquantized.
-pub(crate) struct JobsSummary {
-    /// The scheme every quantized weight is in, if any weight is.
-    pub scheme: Option<Scheme>,
-    /// Whether weights were decoded to a float type (the config's quantization goes).
-    pub dequantized: bool,
-    /// 2-D weights that were not quantized (their module names: `.weight` removed).
-    pub unquantized: Vec<String>,
 }
 
 /// The summary of `jobs`.
