@@ -19,7 +19,8 @@
 //!
 //! Reading recognises these groups, plus a per-tensor scaled FP8 weight (`W` F8 with an F32
 //! scalar `W_scale`, as ModelOpt's and compressed-tensors' FP8 exports write it, or lowp's own
-//! `W.scale`), and checks their dtypes and shapes against each other: a `.blocks` without its
+//! `W.scale`), and transformers' spelling of gpt-oss's tensors (`W_blocks`, `W_scales`), and
+//! checks their dtypes and shapes against each other: a `.blocks` without its
 //! `.scales`, a scale grid of the wrong shape or packed data of the wrong length is an error
 //! naming both tensors.
 
@@ -165,8 +166,20 @@ fn group(
     let find = |n: String| by_name.get(n.as_str()).map(|&s| (s, model.entry(s)));
     let bad =
         |other: &str, why: String| Error::file(format!("tensors '{name}' and '{other}': {why}"));
-    if let Some(base) = name.strip_suffix(".blocks") {
-        let scales_name = format!("{base}.scales");
+    // gpt-oss's original checkpoint spells them `W.blocks`/`W.scales`, transformers' copy of
+    // it `W_blocks`/`W_scales`; both are read, and lowp writes the first. A `_blocks` name is
+    // common enough elsewhere that only U8 of shape [..., rows, blocks, 16] counts as MXFP4.
+    let looks_packed = t.dtype == Dtype::U8 && t.shape.len() >= 3 && t.shape.last() == Some(&16);
+    let mxfp4 = name
+        .strip_suffix(".blocks")
+        .map(|base| (base, ".scales"))
+        .or_else(|| {
+            name.strip_suffix("_blocks")
+                .filter(|_| looks_packed)
+                .map(|base| (base, "_scales"))
+        });
+    if let Some((base, scales_suffix)) = mxfp4 {
+        let scales_name = format!("{base}{scales_suffix}");
         let Some((s, scales)) = find(scales_name.clone()) else {
             return Err(Error::file(format!(
                 "tensor '{name}' holds MXFP4 blocks but '{scales_name}', their scales, is missing"

@@ -329,6 +329,51 @@ fn every_scheme_writes_the_loaders_layout_and_decodes_exactly() {
 }
 
 #[test]
+fn transformers_spelling_of_gpt_oss_blocks_is_read() {
+    let dir = scratch("gptoss");
+    let input = dir.join("model.safetensors");
+    write(
+        &input,
+        &[f32_tensor("experts.down_proj", &[2, 3, 64], &mut Rng(21))],
+        None,
+    );
+    let q = dir.join("q.safetensors");
+    let mut opts = Options::new(&input, Some(q.clone()), Target::Scheme(Scheme::Mxfp4));
+    opts.only = vec!["experts.down_proj".into()];
+    lowp_io::convert(&opts).unwrap();
+    // Renamed as transformers names gpt-oss's experts, and a plain `_blocks` tensor beside.
+    let t = read(&q);
+    let renamed = dir.join("hf.safetensors");
+    write(
+        &renamed,
+        &[
+            (
+                "experts.down_proj_blocks".into(),
+                Dtype::U8,
+                vec![2, 3, 2, 16],
+                t["experts.down_proj.blocks"].2.clone(),
+            ),
+            (
+                "experts.down_proj_scales".into(),
+                Dtype::U8,
+                vec![2, 3, 2],
+                t["experts.down_proj.scales"].2.clone(),
+            ),
+            ("pos_blocks".into(), Dtype::U8, vec![4], vec![1, 2, 3, 4]),
+        ],
+        None,
+    );
+    let back = dir.join("back.safetensors");
+    lowp_io::convert(&Options::new(&renamed, Some(back.clone()), FloatType::F32)).unwrap();
+    let decoded = read(&back);
+    assert_eq!(decoded["experts.down_proj"].1, vec![2, 3, 64]);
+    let expected = reference_decode(Scheme::Mxfp4, &t, "experts.down_proj", &[2, 3, 64]);
+    assert_eq!(f32s(&decoded["experts.down_proj"].2), expected);
+    assert_eq!(decoded["pos_blocks"].2, [1, 2, 3, 4]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn padded_fp4_rows_record_and_restore_the_shape() {
     let dir = scratch("padding");
     let input = dir.join("model.safetensors");
