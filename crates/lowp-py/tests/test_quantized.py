@@ -301,7 +301,7 @@ def model_tensors():
         "b.weight": b,
         "experts.weight": e,
         "pos_table": rng.normal(0, 1, (4, 96)).astype(np.float32),
-        "lm_head.weight": lm,
+        "head.proj.weight": lm,
         "ids": np.arange(6, dtype=np.int64),
     }
 
@@ -335,7 +335,7 @@ def near_ties(rng):
 
 
 # >= 2-D tensors whose names end in "weight": what every scheme quantizes.
-WEIGHTS = ["near_ties.weight", "a.weight", "b.weight", "experts.weight", "lm_head.weight"]
+WEIGHTS = ["near_ties.weight", "a.weight", "b.weight", "experts.weight", "head.proj.weight"]
 
 
 def expected_output(scheme, tensors):
@@ -416,7 +416,7 @@ def test_quantized_bytes_match_the_reference(model, scheme, tmp_path):
     assert shape_metadata(metadata) == padded
     if scheme in ("mxfp4", "nvfp4"):  # the shapes that must be padded are
         assert set(padded) == {"lowp.shape.b.weight", "lowp.shape.experts.weight",
-                               "lowp.shape.lm_head.weight"}
+                               "lowp.shape.head.proj.weight"}
 
     by_name = {r["name"]: r for r in report}
     assert list(by_name) == list(tensors)
@@ -589,7 +589,7 @@ def test_requantizing_a_quantized_file_keeps_it(model, tmp_path):
 def test_only_and_keep_choose_what_is_quantized(model, tmp_path):
     src, tensors = model
     dst = tmp_path / "only.safetensors"
-    report = lowp.convert(src, dst, to="mxfp8", only=["pos_*", "*.weight"], keep=["b.*", "lm_*"])
+    report = lowp.convert(src, dst, to="mxfp8", only=["pos_*", "*.weight"], keep=["b.*", "head.*"])
     out, _ = read_safetensors(dst)
     quantized = {r["name"] for r in report if r["scheme"] == "mxfp8"}
     # only matches a 2-D tensor not named "...weight"; a 1-D match is never quantized.
@@ -600,8 +600,22 @@ def test_only_and_keep_choose_what_is_quantized(model, tmp_path):
         assert_same_tensor(out[name], want, name)
     for name in ("b.weight", "norm.weight"):  # kept: stored as f32
         assert_same_tensor(out[name], tensors[name], name)
-    assert_same_tensor(out["lm_head.weight"], tensors["lm_head.weight"].astype(np.float32), "lm_head")
-    assert "b.weight_scale" not in out and "lm_head.weight_scale" not in out
+    assert_same_tensor(out["head.proj.weight"], tensors["head.proj.weight"].astype(np.float32), "head.proj")
+    assert "b.weight_scale" not in out and "head.proj.weight_scale" not in out
+
+
+def test_embeddings_and_lm_head_stay_unless_only_names_them(tmp_path):
+    rng = np.random.default_rng(3)
+    tensors = {name: rng.normal(0, 1, (8, 64)).astype(np.float32)
+               for name in ("model.embed_tokens.weight", "lm_head.weight", "model.layers.0.mlp.weight")}
+    src = tmp_path / "m.safetensors"
+    write_safetensors(src, tensors)
+    report = {r["name"]: r for r in lowp.convert(src, None, to="nvfp4")}
+    assert report["model.layers.0.mlp.weight"]["scheme"] == "nvfp4"
+    for name in ("model.embed_tokens.weight", "lm_head.weight"):
+        assert report[name]["verdict"] == "kept" and "embedding or output head" in report[name]["why"]
+    chosen = {r["name"]: r for r in lowp.convert(src, None, to="nvfp4", only=["*"])}
+    assert all(r["scheme"] == "nvfp4" for r in chosen.values())
 
 
 def test_rest_converts_the_tensors_left_unquantized(model, tmp_path):
@@ -621,7 +635,7 @@ def test_rest_converts_the_tensors_left_unquantized(model, tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 SHARD_1 = ["near_ties.weight", "a.weight", "norm.weight", "b.bias"]
-SHARD_2 = ["b.weight", "experts.weight", "pos_table", "lm_head.weight", "ids"]
+SHARD_2 = ["b.weight", "experts.weight", "pos_table", "head.proj.weight", "ids"]
 CONFIG = {"architectures": ["ToyForCausalLM"], "hidden_size": 96, "torch_dtype": "float32"}
 TOKENIZER = '{"model": {"vocab": {"héllo": 0, "wörld": 1}}}\n'.encode()
 
