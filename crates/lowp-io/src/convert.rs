@@ -155,6 +155,16 @@ impl Options {
             .then_some(scheme)
     }
 
+    /// Whether `--only` selects the tensor `name` (no `--only` selects every tensor).
+    pub fn selects(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|p| glob(p, name))
+    }
+
+    /// Whether `--keep-f32` names the tensor `name`.
+    pub fn keeps_f32(&self, name: &str) -> bool {
+        self.keep_f32.iter().any(|p| glob(p, name))
+    }
+
     /// Why a scheme leaves the float tensor `name` of `shape` unquantized, or `None` when it
     /// quantizes it: a tensor of at least 2 dimensions and some elements, named by `--only`,
     /// or without `--only` a weight (a name ending in `weight`) that is not an embedding or the
@@ -166,14 +176,14 @@ impl Options {
             Some(t) => format!("stored as {} (--rest)", t.name()),
             None => "--rest TYPE converts it".to_string(),
         };
-        let why = if self.keep_f32.iter().any(|p| glob(p, name)) {
+        let why = if self.keeps_f32(name) {
             return Some("matched by --keep-f32".to_string());
         } else if shape.len() < 2 {
             format!("{}-D: never block-quantized", shape.len())
         } else if shape.contains(&0) {
             "empty".to_string()
         } else if !self.only.is_empty() {
-            if self.only.iter().any(|p| glob(p, name)) {
+            if self.selects(name) {
                 return None;
             }
             "not matched by --only".to_string()
@@ -199,11 +209,10 @@ impl Options {
         let Some(from) = source else {
             return kept("not a float type lowp converts".to_string());
         };
-        let keep_f32 = self.keep_f32.iter().any(|p| glob(p, name));
         let to = match (self.to, self.rest) {
-            _ if keep_f32 => FloatType::F32,
+            _ if self.keeps_f32(name) => FloatType::F32,
             (Target::Float(to), _) => {
-                if !self.only.is_empty() && !self.only.iter().any(|p| glob(p, name)) {
+                if !self.selects(name) {
                     return kept("not matched by --only".to_string());
                 }
                 to

@@ -155,16 +155,21 @@ impl TempOutput {
     /// Renames the complete file to its target, replacing any file there. As `cp`, it leaves
     /// flushing to disk to the operating system.
     pub fn commit(mut self) -> Result<(), Error> {
-        std::fs::rename(&self.path, &self.target).map_err(|e| {
-            Error::file(format!(
-                "cannot rename {} to {}: {e}",
-                self.path.display(),
-                self.target.display()
-            ))
-        })?;
+        rename(&self.path, &self.target)?;
         self.committed = true;
         Ok(())
     }
+}
+
+/// Renames `from` to `to` (a finished output into place), the error naming both.
+pub fn rename(from: &Path, to: &Path) -> Result<(), Error> {
+    std::fs::rename(from, to).map_err(|e| {
+        Error::file(format!(
+            "cannot rename {} to {}: {e}",
+            from.display(),
+            to.display()
+        ))
+    })
 }
 
 impl Drop for TempOutput {

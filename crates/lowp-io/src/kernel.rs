@@ -340,8 +340,10 @@ fn typed<S: Elem, D: Elem>(src: &[S], dst: &mut [D], rounding: Rounding) -> FitS
 /// The largest finite magnitude of a block of `from` elements (see [`lowp::fit::amax`]).
 pub fn block_amax(from: FloatType, src: &[u8]) -> f64 {
     match from {
-        FloatType::F64 => lowp::fit::amax::<f64>(bytemuck::cast_slice(src)),
-        FloatType::F32 => lowp::fit::amax::<f32>(bytemuck::cast_slice(src)),
+        // The codec's scan, an integer maximum over the bits of the source type itself, is
+        // faster than lowp's generic one, which widens every value to f64 first.
+        FloatType::F64 => crate::quant::amax::<f64>(bytemuck::cast_slice(src)),
+        FloatType::F32 => crate::quant::amax::<f32>(bytemuck::cast_slice(src)),
         FloatType::F16 => lowp::fit::amax::<f16>(bytemuck::cast_slice(src)),
         FloatType::BF16 => lowp::fit::amax::<bf16>(bytemuck::cast_slice(src)),
         FloatType::F8E4M3FN => lowp::fit::amax::<f8e4m3fn>(bytemuck::cast_slice(src)),

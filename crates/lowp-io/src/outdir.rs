@@ -139,13 +139,7 @@ impl TempDir {
                 ))
             })?;
         }
-        std::fs::rename(&self.path, &self.target).map_err(|e| {
-            Error::file(format!(
-                "cannot rename {} to {}: {e}",
-                self.path.display(),
-                self.target.display()
-            ))
-        })?;
+        crate::files::rename(&self.path, &self.target)?;
         self.committed = true;
         Ok(())
     }

@@ -57,6 +57,13 @@ impl At<'_> {
         files::read_at(self.file, buf, self.offset + at)
             .map_err(|e| files::read_error(self.path, &e))
     }
+    /// Reads the little-endian f32 at the tensor's start (a scale stored as a scalar).
+    pub fn read_f32(&self) -> Result<f32, Error> {
+        let mut four = [0u8; 4];
+        self.read(&mut four, 0)?;
+        Ok(f32::from_le_bytes(four))
+    }
+
     /// Writes `buf` at `at` bytes into the tensor.
     pub fn write(&self, buf: &[u8], at: u64) -> Result<(), Error> {
         files::write_at(self.file, buf, self.offset + at)
@@ -137,15 +144,7 @@ pub fn quantize(
                     control.check()?;
                     let bytes = b.input.bytes(rows * row_bytes);
                     input.read(bytes, (first * row_bytes) as u64)?;
-                    // The codec's scan: an integer maximum over the f32 (or f64) bits.
-                    Ok(match from {
-                        FloatType::F64 => quant::amax::<f64>(bytemuck::cast_slice(bytes)),
-                        FloatType::F32 => quant::amax::<f32>(bytemuck::cast_slice(bytes)),
-                        _ => {
-                            widen_f32(from, bytes, &mut b.values);
-                            quant::amax(&b.values)
-                        }
-                    })
+                    Ok(kernel::block_amax(from, bytes))
                 })
             })
             .try_reduce(|| 0.0, |a: f64, b| Ok(a.max(b)))?;
@@ -215,8 +214,8 @@ pub fn quantize(
         })
 }
 
-/// Where a quantized weight's tensors are in `model`.
-fn at<'m>(model: &'m Model, r: crate::model::TensorRef) -> At<'m> {
+/// Where the data of the tensor `r` of `model` is.
+pub fn at<'m>(model: &'m Model, r: crate::model::TensorRef) -> At<'m> {
     let shard = &model.shards[r.shard];
     At {
         file: &shard.file,
@@ -243,73 +242,43 @@ pub fn dequantize(
         Layout::PerTensor => dequantize_per_tensor(model, q, to, output, control),
         Layout::Blocks(scheme) => {
             let data_row = scheme.data_row_bytes(cols);
-            let mut tensor_scale = 0.0f32;
-            if let Some(s2) = q.scale_2 {
-                let mut four = [0u8; 4];
-                at(model, s2).read(&mut four, 0)?;
-                tensor_scale = f32::from_le_bytes(four);
-            }
-            bands(scheme, &q.shape, data_row)
-                .par_iter()
-                .map(|&(first, rows, scale_at)| {
-                    BUFFERS.with_borrow_mut(|b| {
-                        control.check()?;
-                        let Buffers {
-                            input: raw,
-                            values,
-                            wide,
-                            scales: scale_buf,
-                            output: out_buf,
-                            ..
-                        } = b;
-                        let bytes = raw.bytes(rows * data_row);
-                        data.read(bytes, (first * data_row) as u64)?;
-                        let scale_len = scheme.scale_bytes(rows, cols);
-                        scale_buf.resize(scale_len, 0);
-                        scales.read(scale_buf, scale_at as u64)?;
-                        let n = rows * cols;
-                        let out = out_buf.bytes(n * to.size());
-                        let stats = if to == FloatType::F64 {
-                            wide.resize(n, 0.0);
-                            quant::dequantize_f64(
-                                scheme,
-                                bytes,
-                                scale_buf,
-                                cols,
-                                tensor_scale,
-                                wide,
-                            )
-                            .map_err(Error::file)?;
-                            kernel::convert_block(
-                                FloatType::F64,
-                                FloatType::F64,
-                                bytemuck::cast_slice(wide),
-                                out,
-                                Rounding::NEAREST,
-                            )
-                        } else {
-                            values.resize(n, 0.0);
-                            quant::dequantize(scheme, bytes, scale_buf, cols, tensor_scale, values)
-                                .map_err(Error::file)?;
-                            kernel::convert_block(
-                                FloatType::F32,
-                                to,
-                                bytemuck::cast_slice(values),
-                                out,
-                                Rounding::NEAREST,
-                            )
-                        };
-                        if let Some(o) = &output {
-                            o.write(out, (first * cols * to.size()) as u64)?;
-                        }
-                        control.add(bytes.len() as u64);
-                        Ok(stats)
-                    })
-                })
-                .try_reduce(FitStats::default, |mut a, b| {
-                    a.merge(&b);
-                    Ok(a)
-                })
+            let tensor_scale = match q.scale_2 {
+                Some(s2) => at(model, s2).read_f32()?,
+                None => 0.0,
+            };
+            // The scheme's bands of rows, as ranges of elements of the decoded tensor.
+            let bands: Vec<Band> = bands(scheme, &q.shape, data_row)
+                .into_iter()
+                .map(|(first, rows, scale_at)| (first * cols, rows * cols, scale_at))
+                .collect();
+            element_bands(&bands, to, output, control, |(first, n, scale_at), b| {
+                // Rows of no columns (a malformed but consistent header) decode to nothing.
+                let (first_row, rows) = (
+                    first.checked_div(cols).unwrap_or(0),
+                    n.checked_div(cols).unwrap_or(0),
+                );
+                let bytes = b.input.bytes(rows * data_row);
+                data.read(bytes, (first_row * data_row) as u64)?;
+                b.scales.resize(scheme.scale_bytes(rows, cols), 0);
+                scales.read(&mut b.scales, scale_at as u64)?;
+                if to == FloatType::F64 {
+                    b.wide.resize(n, 0.0);
+                    quant::dequantize_f64(
+                        scheme,
+                        bytes,
+                        &b.scales,
+                        cols,
+                        tensor_scale,
+                        &mut b.wide,
+                    )
+                    .map_err(Error::file)?;
+                    return Ok((Decoded::F64, bytes.len() as u64));
+                }
+                b.values.resize(n, 0.0);
+                quant::dequantize(scheme, bytes, &b.scales, cols, tensor_scale, &mut b.values)
+                    .map_err(Error::file)?;
+                Ok((Decoded::F32, bytes.len() as u64))
+            })
         }
     }
 }
@@ -322,26 +291,37 @@ enum Decoded {
     F64,
 }
 
-/// Decodes a tensor of `elements` elements in bands of `per_band` on all threads: `decode`
-/// reads band `(first, n)` and leaves its values in the thread's buffers, saying which, and how
-/// many input bytes it read; each band is then stored as `to` at `output` (`None`: measured
-/// only).
+/// A band of a decoded tensor: its first element, its element count, and the offset of its
+/// scales (block-scaled layouts; 0 otherwise).
+type Band = (usize, usize, usize);
+
+/// `elements` elements in bands of `per_band` (no scales).
+fn even_bands(elements: usize, per_band: usize) -> Vec<Band> {
+    (0..elements.div_ceil(per_band))
+        .map(|i| {
+            let first = i * per_band;
+            (first, (elements - first).min(per_band), 0)
+        })
+        .collect()
+}
+
+/// Decodes a tensor band by band on all threads: `decode` reads a band and leaves its values
+/// in the thread's buffers, saying which, and how many input bytes it read; each band is then
+/// stored as `to` at `output` (`None`: measured only).
 fn element_bands(
-    elements: usize,
-    per_band: usize,
+    bands: &[Band],
     to: FloatType,
     output: Option<At<'_>>,
     control: Control<'_>,
-    decode: impl Fn(usize, usize, &mut Buffers) -> Result<(Decoded, u64), Error> + Sync,
+    decode: impl Fn(Band, &mut Buffers) -> Result<(Decoded, u64), Error> + Sync,
 ) -> Result<FitStats, Error> {
-    (0..elements.div_ceil(per_band))
-        .into_par_iter()
-        .map(|i| {
+    bands
+        .par_iter()
+        .map(|&band| {
             BUFFERS.with_borrow_mut(|b| {
                 control.check()?;
-                let first = i * per_band;
-                let n = (elements - first).min(per_band);
-                let (decoded, read) = decode(first, n, b)?;
+                let (first, n, _) = band;
+                let (decoded, read) = decode(band, b)?;
                 let (from, values): (FloatType, &[u8]) = match decoded {
                     Decoded::F32 => (FloatType::F32, bytemuck::cast_slice(&b.values)),
                     Decoded::F64 => (FloatType::F64, bytemuck::cast_slice(&b.wide)),
@@ -374,7 +354,8 @@ pub fn decode_packed(
     let data = at(model, r);
     let elements: usize = model.entry(r).shape.iter().product();
     let per_band = BAND_BYTES / packed.group() * packed.group();
-    element_bands(elements, per_band, to, output, control, |first, n, b| {
+    let bands = even_bands(elements, per_band);
+    element_bands(&bands, to, output, control, |(first, n, _), b| {
         let begin = first * packed.bits() / 8;
         let end = ((first + n) * packed.bits()).div_ceil(8);
         let bytes = b.input.bytes(end - begin);
@@ -398,11 +379,10 @@ fn dequantize_per_tensor(
     let entry = model.entry(q.data);
     let from = FloatType::from_safetensors(entry.dtype)
         .ok_or_else(|| Error::file(format!("tensor '{}' is not FP8", entry.name)))?;
-    let mut four = [0u8; 4];
-    at(model, q.scales).read(&mut four, 0)?;
-    let scale = f32::from_le_bytes(four);
+    let scale = at(model, q.scales).read_f32()?;
     let elements = (entry.end - entry.begin) as usize;
-    element_bands(elements, BAND_BYTES, to, output, control, |first, n, b| {
+    let bands = even_bands(elements, BAND_BYTES);
+    element_bands(&bands, to, output, control, |(first, n, _), b| {
         let bytes = b.input.bytes(n);
         data.read(bytes, first as u64)?;
         widen_f32(from, bytes, &mut b.values);

@@ -155,13 +155,11 @@ fn plan_jobs(opts: &Options, model: &Model, writing: bool) -> Result<Vec<Job>, E
 /// `--to`'s float type (f32 under `--keep-f32`) when it selects the tensor, `--rest`'s with a
 /// scheme; `None` keeps it as it is.
 fn decoded_type(opts: &Options, name: &str) -> Option<FloatType> {
-    if opts.keep_f32.iter().any(|p| crate::glob(p, name)) {
+    if opts.keeps_f32(name) {
         return Some(FloatType::F32);
     }
     match opts.to {
-        Target::Float(to) => {
-            (opts.only.is_empty() || opts.only.iter().any(|p| crate::glob(p, name))).then_some(to)
-        }
+        Target::Float(to) => opts.selects(name).then_some(to),
         Target::Scheme(_) => opts.rest,
     }
 }
@@ -169,15 +167,11 @@ fn decoded_type(opts: &Options, name: &str) -> Option<FloatType> {
 /// The job of a weight found quantized: decoded when the target is a float type (and the
 /// weight is selected), kept otherwise.
 fn plan_quantized(opts: &Options, model: &Model, q: Quantized) -> Job {
-    let selected = opts.only.is_empty() || opts.only.iter().any(|p| crate::glob(p, &q.name));
     let to = match opts.to {
-        Target::Float(to) if selected => {
-            Some(if opts.keep_f32.iter().any(|p| crate::glob(p, &q.name)) {
-                FloatType::F32
-            } else {
-                to
-            })
+        Target::Float(_) if opts.keeps_f32(&q.name) && opts.selects(&q.name) => {
+            Some(FloatType::F32)
         }
+        Target::Float(to) if opts.selects(&q.name) => Some(to),
         _ => None,
     };
     match to {
@@ -505,14 +499,6 @@ fn run_job(
     let first = &job.outputs[0];
     control.tensor(&first.name);
     let bytes_out: u64 = job.outputs.iter().map(part_bytes).sum();
-    let input_at = |r: TensorRef| {
-        let s = &model.shards[r.shard];
-        At {
-            file: &s.file,
-            path: &s.path,
-            offset: s.header.data_start + model.entry(r).begin,
-        }
-    };
     match &job.work {
         Work::Plain { tensor, plan } => {
             let t = model.entry(*tensor);
@@ -557,7 +543,7 @@ fn run_job(
                 _ => None,
             };
             let stats = quant_io::quantize(
-                input_at(*tensor),
+                quant_io::at(model, *tensor),
                 *from,
                 &t.shape,
                 *scheme,
