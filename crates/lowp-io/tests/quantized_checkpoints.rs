@@ -12,6 +12,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+mod common;
+use common::Rng;
+
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lowp-qckpt-{name}-{}", std::process::id()));
@@ -20,27 +23,13 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A deterministic generator (splitmix64) of roughly Gaussian weights with a few outliers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn weight(&mut self) -> f32 {
-        let g: f64 = (0..4).map(|_| self.uniform() - 0.5).sum::<f64>() * 0.05;
-        if self.next().is_multiple_of(97) {
-            (g * 20.0) as f32
-        } else {
-            g as f32
-        }
+/// A roughly Gaussian weight, one in 97 an outlier twenty times larger.
+fn weight(rng: &mut Rng) -> f32 {
+    let g: f64 = (0..4).map(|_| rng.unit() - 0.5).sum::<f64>() * 0.05;
+    if rng.next().is_multiple_of(97) {
+        (g * 20.0) as f32
+    } else {
+        g as f32
     }
 }
 
@@ -49,7 +38,7 @@ type Tensor = (String, Dtype, Vec<usize>, Vec<u8>);
 
 fn f32_tensor(name: &str, shape: &[usize], rng: &mut Rng) -> Tensor {
     let n: usize = shape.iter().product();
-    let bytes = (0..n).flat_map(|_| rng.weight().to_le_bytes()).collect();
+    let bytes = (0..n).flat_map(|_| weight(rng).to_le_bytes()).collect();
     (name.to_string(), Dtype::F32, shape.to_vec(), bytes)
 }
 
@@ -793,5 +782,27 @@ fn fp4_fp6_and_e8m0_tensors_are_decoded() {
     let kept =
         lowp_io::convert(&Options::new(&input, None, Target::Scheme(Scheme::Mxfp4))).unwrap();
     assert!(kept.tensors.iter().all(|t| t.stats.is_none()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn quantized_weights_without_columns_decode_to_empty_tensors() {
+    let dir = scratch("empty");
+    let input = dir.join("model.safetensors");
+    write(
+        &input,
+        &[
+            ("w".into(), Dtype::F8_E4M3, vec![4, 0], vec![]),
+            ("w_scale_inv".into(), Dtype::F32, vec![1, 0], vec![]),
+            ("v.blocks".into(), Dtype::U8, vec![3, 0, 16], vec![]),
+            ("v.scales".into(), Dtype::U8, vec![3, 0], vec![]),
+        ],
+        None,
+    );
+    let out = dir.join("out.safetensors");
+    lowp_io::convert(&Options::new(&input, Some(out.clone()), FloatType::BF16)).unwrap();
+    let t = read(&out);
+    assert_eq!((t["w"].0, &t["w"].1), (Dtype::BF16, &vec![4, 0]));
+    assert_eq!(t["v"].1, vec![3, 0]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
