@@ -133,7 +133,7 @@ pub mod fit;
 pub mod format;
 mod format_ops;
 pub mod hw;
-mod math;
+pub mod math;
 mod parse;
 mod round;
 mod simd;

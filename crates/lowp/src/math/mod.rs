@@ -1,4 +1,5 @@
-//! The math functions, computed in f64 and rounded once.
+//! The math functions, computed in f64 and rounded once: the methods of every format
+//! (`f16::sin`, `bf16::gelu`, ...), and [`Function`], the same one-argument functions as values.
 //!
 //! Every function takes its arguments exactly into f64 (`to_f64` is exact for every format),
 //! evaluates there with the `libm` crate (a port of musl/FreeBSD msun; the crate is `no_std`, so
@@ -25,8 +26,13 @@
 //! (musl/FreeBSD `exp`, `log`, `log1p`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `pow`),
 //! below 2 ulp (`tanh`, `asinh`, `acosh`, `atanh`), or correctly rounded (`sqrt`, `cbrt`,
 //! `floor`, ...). Compositions done here (`1/sqrt(x)`, `x * (180/π)`, `log2(x)/log2(b)`) add at
-//! most two more roundings. We assume a bound `B = 2^10` f64 ulps of `y`, more than 250 times
-//! the largest documented error: `|y - Y| <= 2^10 ulp(y)`, a zero `y` having the sign of `Y`
+//! most two more roundings. The activation functions (`sigmoid`, `log_sigmoid`, `silu`,
+//! `softsign`, `tanh_shrink`, `gelu`) are compositions in forms that neither overflow nor
+//! cancel; `activation.rs` bounds each one's error (17 ulps at most, `gelu` 520 for `|x| <= 16`
+//! and `2^13` beyond, where its result is below 2^-186 and the tests use that bound). We
+//! assume a bound `B = 2^10` f64 ulps of `y` (`2^13` for that tail of `gelu`), more than 250
+//! times the largest documented libm error and twice the largest composition bound:
+//! `|y - Y| <= B ulp(y)`, a zero `y` having the sign of `Y`
 //! (exact zero results included, whose sign IEEE 754 fixes), and an infinite `y` only for an
 //! infinite `Y` or `|Y| > 2^1023`. The tests measure libm against a 256-bit evaluation
 //! (astro-float): on a sample of inputs of every function in the regular run, and on all f16
@@ -75,36 +81,12 @@
 //! has this problem (their arguments are values of the format, never midpoints), and the
 //! exhaustive proof would have caught it.
 
+mod activation;
+mod function;
+
+pub use function::Function;
+
 use crate::round::{self, Decoded, Rounding};
-
-/// 180/π rounded to f64, as std's `f64::to_degrees` uses.
-const DEGREES_PER_RADIAN: f64 = 180.0 / core::f64::consts::PI;
-/// π/180 rounded to f64, as std's `f64::to_radians` uses.
-const RADIANS_PER_DEGREE: f64 = core::f64::consts::PI / 180.0;
-
-/// `1/sqrt(x)` in f64 (two roundings, below 1.5 ulp).
-#[inline]
-fn rsqrt(x: f64) -> f64 {
-    1.0 / libm::sqrt(x)
-}
-
-/// `1/x` in f64 (correctly rounded).
-#[inline]
-fn recip(x: f64) -> f64 {
-    1.0 / x
-}
-
-/// `x * (180/π)` in f64, as std's `f64::to_degrees` (two roundings).
-#[inline]
-fn to_degrees(x: f64) -> f64 {
-    x * DEGREES_PER_RADIAN
-}
-
-/// `x * (π/180)` in f64, as std's `f64::to_radians` (two roundings).
-#[inline]
-fn to_radians(x: f64) -> f64 {
-    x * RADIANS_PER_DEGREE
-}
 
 /// `log_base(x)` in f64: `log2(x) / log2(base)`, with `log2` and `log10` themselves for the bases
 /// 2 and 10. `log2` is exact on powers of two, so a power-of-two base and argument give the
@@ -181,12 +163,6 @@ fn atan2_bits(fmt: &crate::format::Format, y: f64, x: f64) -> u32 {
 /// Below this quotient `atan2` is rounded from the quotient itself (see [`atan2_bits`]).
 const TINY_QUOTIENT: f64 = 1.0 / 16384.0;
 
-/// `x - trunc(x)` (exact), with the sign conventions of std's `f64::fract`.
-#[inline]
-fn fract(x: f64) -> f64 {
-    x - libm::trunc(x)
-}
-
 /// `x * y + z` rounded once into `fmt`, for `x`, `y`, `z` values of `fmt` as f64 (see the
 /// module docs for why this is correctly rounded).
 #[inline]
@@ -252,21 +228,14 @@ macro_rules! two_argument_accuracy {
     };
 }
 
-/// libm's `acosh` on its domain `x >= 1`, NaN elsewhere: libm (musl's) picks its formula by
-/// `|x|` and returns numbers for `x <= -2` (`-6540` gave `-15.48`), so the domain is checked
-/// here rather than assumed of it.
-fn acosh_in_domain(x: f64) -> f64 {
-    if x >= 1.0 { libm::acosh(x) } else { f64::NAN }
-}
-
 macro_rules! unary {
-    ($(#[$doc:meta])* $name:ident, $f:expr) => {
+    ($(#[$doc:meta])* $name:ident, $f:ident) => {
         $(#[$doc])*
         #[doc = correctly_rounded!()]
         #[doc = rounding_note!()]
         #[inline]
         pub fn $name(self) -> Self {
-            Self::from_f64($f(self.to_f64()))
+            Self::from_f64(Function::$f.eval(self.to_f64()))
         }
     };
 }
@@ -309,26 +278,26 @@ macro_rules! impl_math {
                 ///
                 /// `sqrt(±0) = ±0`, `sqrt(+inf) = +inf`; a negative input or NaN gives NaN.
                 /// The square root of a perfect square is exact.
-                sqrt, libm::sqrt
+                sqrt, Sqrt
             );
             unary!(
                 /// The reciprocal square root, `1/sqrt(self)`.
                 ///
                 /// `rsqrt(±0) = ±inf`, `rsqrt(+inf) = +0`; a negative input or NaN gives NaN.
-                rsqrt, rsqrt
+                rsqrt, Rsqrt
             );
             unary!(
                 /// The reciprocal, `1/self`.
                 ///
                 /// `recip(±0) = ±inf`, `recip(±inf) = ±0`, NaN gives NaN.
-                recip, recip
+                recip, Recip
             );
             unary!(
                 /// `e^self`.
                 ///
                 /// `exp(±0) = 1` exactly, `exp(-inf) = +0`, `exp(+inf) = +inf`, NaN gives NaN;
                 /// large inputs overflow and very negative ones underflow to +0.
-                exp, libm::exp
+                exp, Exp
             );
             unary!(
                 /// `2^self`.
@@ -336,20 +305,20 @@ macro_rules! impl_math {
                 /// Exact for integer inputs within range (`exp2(-25)` in f16 is the tie
                 /// 2^-25, which rounds to the even +0). `exp2(±0) = 1`, `exp2(-inf) = +0`,
                 /// `exp2(+inf) = +inf`, NaN gives NaN.
-                exp2, libm::exp2
+                exp2, Exp2
             );
             unary!(
                 /// `e^self - 1`, accurate also for `self` near zero.
                 ///
                 /// `exp_m1(±0) = ±0`, `exp_m1(-inf) = -1`, `exp_m1(+inf) = +inf`, NaN gives NaN.
-                exp_m1, libm::expm1
+                exp_m1, ExpM1
             );
             unary!(
                 /// The natural logarithm.
                 ///
                 /// `ln(1) = +0`, `ln(±0) = -inf`, `ln(+inf) = +inf`; a negative input or NaN
                 /// gives NaN.
-                ln, libm::log
+                ln, Ln
             );
             unary!(
                 /// The base-2 logarithm.
@@ -357,21 +326,21 @@ macro_rules! impl_math {
                 /// Exact for powers of two (`log2(2^k) = k`, rounded to even when `k` is a
                 /// tie of the format). `log2(1) = +0`, `log2(±0) = -inf`, `log2(+inf) = +inf`;
                 /// a negative input or NaN gives NaN.
-                log2, libm::log2
+                log2, Log2
             );
             unary!(
                 /// The base-10 logarithm.
                 ///
                 /// Exact for powers of ten. `log10(1) = +0`, `log10(±0) = -inf`,
                 /// `log10(+inf) = +inf`; a negative input or NaN gives NaN.
-                log10, libm::log10
+                log10, Log10
             );
             unary!(
                 /// `ln(1 + self)`, accurate also for `self` near zero.
                 ///
                 /// `ln_1p(±0) = ±0`, `ln_1p(-1) = -inf`, `ln_1p(+inf) = +inf`; an input below
                 /// -1 or NaN gives NaN.
-                ln_1p, libm::log1p
+                ln_1p, Ln1p
             );
 
             /// The logarithm of `self` to the base `base`, evaluated in f64 as
@@ -421,19 +390,19 @@ macro_rules! impl_math {
                 /// The sine (of an angle in radians).
                 ///
                 /// `sin(±0) = ±0`; `sin(±inf)` and NaN give NaN.
-                sin, libm::sin
+                sin, Sin
             );
             unary!(
                 /// The cosine (of an angle in radians).
                 ///
                 /// `cos(±0) = 1`; `cos(±inf)` and NaN give NaN.
-                cos, libm::cos
+                cos, Cos
             );
             unary!(
                 /// The tangent (of an angle in radians).
                 ///
                 /// `tan(±0) = ±0`; `tan(±inf)` and NaN give NaN.
-                tan, libm::tan
+                tan, Tan
             );
 
             /// The sine and the cosine, `(self.sin(), self.cos())`, each correctly rounded.
@@ -448,19 +417,19 @@ macro_rules! impl_math {
                 /// The arcsine, in radians in `[-π/2, π/2]`.
                 ///
                 /// `asin(±0) = ±0`; `|self| > 1` and NaN give NaN.
-                asin, libm::asin
+                asin, Asin
             );
             unary!(
                 /// The arccosine, in radians in `[0, π]`.
                 ///
                 /// `acos(1) = +0`; `|self| > 1` and NaN give NaN.
-                acos, libm::acos
+                acos, Acos
             );
             unary!(
                 /// The arctangent, in radians in `[-π/2, π/2]`.
                 ///
                 /// `atan(±0) = ±0`, `atan(±inf) = ±π/2` (rounded); NaN gives NaN.
-                atan, libm::atan
+                atan, Atan
             );
 
             /// The four-quadrant arctangent of `self / other` (`self` is the y coordinate,
@@ -487,50 +456,50 @@ macro_rules! impl_math {
                 /// The hyperbolic sine.
                 ///
                 /// `sinh(±0) = ±0`, `sinh(±inf) = ±inf`, NaN gives NaN; large inputs overflow.
-                sinh, libm::sinh
+                sinh, Sinh
             );
             unary!(
                 /// The hyperbolic cosine.
                 ///
                 /// `cosh(±0) = 1`, `cosh(±inf) = +inf`, NaN gives NaN; large inputs overflow.
-                cosh, libm::cosh
+                cosh, Cosh
             );
             unary!(
                 /// The hyperbolic tangent.
                 ///
                 /// `tanh(±0) = ±0`, `tanh(±inf) = ±1`, NaN gives NaN.
-                tanh, libm::tanh
+                tanh, Tanh
             );
             unary!(
                 /// The inverse hyperbolic sine.
                 ///
                 /// `asinh(±0) = ±0`, `asinh(±inf) = ±inf`, NaN gives NaN.
-                asinh, libm::asinh
+                asinh, Asinh
             );
             unary!(
                 /// The inverse hyperbolic cosine.
                 ///
                 /// `acosh(1) = +0`, `acosh(+inf) = +inf`; an input below 1 or NaN gives NaN.
-                acosh, acosh_in_domain
+                acosh, Acosh
             );
             unary!(
                 /// The inverse hyperbolic tangent.
                 ///
                 /// `atanh(±0) = ±0`, `atanh(±1) = ±inf`; `|self| > 1` and NaN give NaN.
-                atanh, libm::atanh
+                atanh, Atanh
             );
             unary!(
                 /// The cube root.
                 ///
                 /// `cbrt(±0) = ±0`, `cbrt(±inf) = ±inf`, NaN gives NaN; negative inputs give
                 /// negative results. The cube root of a perfect cube is exact.
-                cbrt, libm::cbrt
+                cbrt, Cbrt
             );
             unary!(
                 /// The largest integer less than or equal to `self`.
                 ///
                 /// Exact: `±0`, `±inf` and NaN are returned unchanged, and `floor(-0.5) = -1`.
-                floor, libm::floor
+                floor, Floor
             );
             unary!(
                 /// The smallest integer greater than or equal to `self`.
@@ -539,7 +508,7 @@ macro_rules! impl_math {
                 /// is exact except where the integer is beyond the largest finite value:
                 /// `ceil(15.5)` in `f8e3m4` (max 15.5) overflows to +inf, and in `f6e2m3fn`
                 /// `ceil(7.5)` saturates to 7.5.
-                ceil, libm::ceil
+                ceil, Ceil
             );
             unary!(
                 /// The nearest integer, halfway cases away from zero (`round(2.5) = 3`,
@@ -548,7 +517,7 @@ macro_rules! impl_math {
                 /// `±0`, `±inf` and NaN are returned unchanged; `round(-0.25) = -0`. Exact,
                 /// except that an integer beyond the largest finite value overflows, as for
                 /// [`Self::ceil`] (`round(15.5)` in `f8e3m4` is +inf).
-                round, libm::round
+                round, Round
             );
             unary!(
                 /// The nearest integer, halfway cases to the even one (`2.5` gives 2,
@@ -557,20 +526,76 @@ macro_rules! impl_math {
                 /// `±0`, `±inf` and NaN are returned unchanged; `round_ties_even(-0.5) = -0`.
                 /// Exact, except that an integer beyond the largest finite value overflows, as
                 /// for [`Self::ceil`].
-                round_ties_even, libm::roundeven
+                round_ties_even, RoundTiesEven
             );
             unary!(
                 /// The integer part, rounding toward zero.
                 ///
                 /// Exact: `±0`, `±inf` and NaN are returned unchanged, `trunc(-0.5) = -0`.
-                trunc, libm::trunc
+                trunc, Trunc
             );
             unary!(
                 /// The fractional part, `self - self.trunc()`, with the sign of `self`
                 /// (`fract(-1.25) = -0.25`).
                 ///
                 /// Exact. An integer (`±0` included) gives +0; `±inf` and NaN give NaN.
-                fract, fract
+                fract, Fract
+            );
+
+            unary!(
+                /// `self * self`, exact in f64 and rounded once (as `self * self` is).
+                ///
+                /// `±0` gives `+0`, `±inf` gives `+inf`, NaN gives NaN; large values overflow.
+                square, Square
+            );
+            unary!(
+                /// The rectifier, `max(self, 0)`.
+                ///
+                /// Exact: negative values and `-0` give `+0`, NaN gives NaN.
+                relu, Relu
+            );
+            unary!(
+                /// The logistic function, `1 / (1 + e^-self)`, evaluated in a form that cannot
+                /// overflow.
+                ///
+                /// `sigmoid(±0) = 1/2`, `sigmoid(+inf) = 1`, `sigmoid(-inf) = +0`, NaN gives
+                /// NaN.
+                sigmoid, Sigmoid
+            );
+            unary!(
+                /// The logarithm of the logistic function, `ln(1 / (1 + e^-self))`, without
+                /// overflow or cancellation.
+                ///
+                /// `log_sigmoid(±0) = -ln 2`, `log_sigmoid(+inf) = -0`,
+                /// `log_sigmoid(-inf) = -inf`, NaN gives NaN; always `<= 0`.
+                log_sigmoid, LogSigmoid
+            );
+            unary!(
+                /// SiLU (swish), `self * sigmoid(self)`.
+                ///
+                /// `silu(±0) = ±0`, `silu(+inf) = +inf`, `silu(-inf) = -0`, NaN gives NaN.
+                silu, Silu
+            );
+            unary!(
+                /// Softsign, `self / (1 + |self|)`.
+                ///
+                /// `softsign(±0) = ±0`, `softsign(±inf) = ±1`, NaN gives NaN.
+                softsign, Softsign
+            );
+            unary!(
+                /// `self - tanh(self)`, accurate near 0 (where the naive difference cancels).
+                ///
+                /// `tanh_shrink(±0) = ±0`, `tanh_shrink(±inf) = ±inf`, NaN gives NaN.
+                tanh_shrink, TanhShrink
+            );
+            unary!(
+                /// The exact (erf) GELU, `self * Φ(self)` with `Φ` the standard normal
+                /// distribution function (not the tanh approximation).
+                ///
+                /// `gelu(±0) = ±0`, `gelu(+inf) = +inf`, `gelu(-inf) = -0`, NaN gives NaN;
+                /// large negative inputs give tiny negative results, `-0` once below the
+                /// format's smallest value.
+                gelu, Gelu
             );
 
             /// The length of the hypotenuse, `sqrt(self² + other²)`, without overflow in the
@@ -615,14 +640,14 @@ macro_rules! impl_math {
                 /// Converts radians to degrees: `self * (180/π)`.
                 ///
                 /// `±0` gives `±0`, `±inf` gives `±inf`, NaN gives NaN; large values overflow.
-                to_degrees, to_degrees
+                to_degrees, ToDegrees
             );
             unary!(
                 /// Converts degrees to radians: `self * (π/180)`.
                 ///
                 /// `±0` gives `±0`, `±inf` gives `±inf`, NaN gives NaN; tiny values may
                 /// underflow to `±0`.
-                to_radians, to_radians
+                to_radians, ToRadians
             );
         }
     };
