@@ -15,7 +15,8 @@
 /// How a format spends bit patterns on NaN (and, for [`NanEncoding::Ieee`], on infinities).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NanEncoding {
-    /// Every pattern is a finite number (the MX element types FP6 and FP4).
+    /// Every pattern is a finite number (the MX element types FP6 and FP4). A NaN converts to
+    /// a zero of the opposite sign, as in ml_dtypes (see [`crate::f4e2m1fn`]).
     None,
     /// IEEE 754: the all-ones exponent is reserved; mantissa zero is ±infinity, any other
     /// mantissa is NaN, its top mantissa bit being the quiet bit.
@@ -24,7 +25,8 @@ pub enum NanEncoding {
     /// ("fn": finite and NaN) and the unsigned scale type E8M0.
     AllOnes,
     /// The negative-zero pattern (sign bit alone) is the only NaN; there are no infinities and
-    /// zero is unsigned ("fnuz": finite, NaN, unsigned zero).
+    /// zero is unsigned ("fnuz": finite, NaN, unsigned zero). Its sign bit is set, so it reads
+    /// (and widens) as a negative NaN.
     NegativeZero,
 }
 
@@ -158,6 +160,22 @@ impl Format {
             NanEncoding::AllOnes => Some(self.magnitude_mask()),
             NanEncoding::NegativeZero => Some(1 << (self.exponent_bits + self.mantissa_bits)),
         }
+    }
+
+    /// Whether a NaN converted into this format keeps the top bits of the source's payload
+    /// (below the quiet bit, which is set). Only the wide IEEE formats do: f16, as the F16C and
+    /// AVX512-FP16 instructions and NumPy's float16 do, and f32, the engine's widening target.
+    /// bf16 and the FP8 formats get their canonical NaN with the source's sign instead, as
+    /// ml_dtypes gives them, so that files written by lowp and by Python agree byte for byte.
+    pub(crate) const fn keeps_nan_payload(&self) -> bool {
+        matches!(self.nan, NanEncoding::Ieee) && self.mantissa_bits >= 10
+    }
+
+    /// Whether a NaN of this format carries its payload into f32 and f64 when widened: f16 and
+    /// bf16 (f32's top half, whose widening is a shift) do, as in NumPy and ml_dtypes; the
+    /// FP8 formats' NaNs widen to the canonical NaN of their sign, as in ml_dtypes.
+    pub(crate) const fn widens_nan_payload(&self) -> bool {
+        matches!(self.nan, NanEncoding::Ieee) && self.mantissa_bits >= 7
     }
 
     /// Bits of the smallest positive value (the smallest subnormal; E8M0: 2^-127).

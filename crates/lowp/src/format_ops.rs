@@ -89,7 +89,8 @@ impl Format {
 
     /// The bits of `x` rounded to nearest, ties to even, in one step (no rounding through
     /// f32). Overflow gives infinity where the format has it, NaN where it has only NaN, ±MAX
-    /// in the formats with neither (FP6, FP4); NaN gives NaN (+0 where there is none).
+    /// in the formats with neither (FP6, FP4); NaN gives NaN with the sign and payload the
+    /// format's type documents (where there is none, a zero of the opposite sign).
     pub const fn from_f64(&self, x: f64) -> u32 {
         round::from_f64_nearest(self, x, false)
     }

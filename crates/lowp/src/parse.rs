@@ -118,7 +118,8 @@ impl core::error::Error for ParseFloatError {}
 /// The bits of the string's value in `fmt`, rounded to nearest, ties to even, in one step.
 /// Special strings and out-of-range values give what the f64 of the same meaning gives in
 /// [`round::encode`]: overflow and `inf` give infinity, NaN or ±MAX depending on the format,
-/// `nan` gives NaN (+0 in formats without NaN), negative values give NaN in the unsigned E8M0.
+/// `nan` gives NaN (-0 in formats without NaN, `-nan` +0, as `from_f64` gives them), negative
+/// values give NaN in the unsigned E8M0.
 pub(crate) fn parse_bits(fmt: &Format, s: &str) -> Result<u32, ParseFloatError> {
     if s.is_empty() {
         return Err(ParseFloatError::new(ParseErrorKind::Empty));
@@ -239,7 +240,8 @@ macro_rules! impl_from_str {
             /// and rounds its exact value to nearest, ties to even, directly into this format:
             /// never through f32 or f64 first, so there is no double rounding. Overflow, `inf`
             /// and `nan` give what `from_f64` gives for the f64 of the same meaning (infinity,
-            /// else NaN, else ±MAX; NaN, or +0 in formats without NaN); a nonzero value too
+            /// else NaN, else ±MAX; NaN, or in formats without NaN a zero of the sign opposite
+            /// to the NaN's: `nan` gives -0, `-nan` +0); a nonzero value too
             /// small for the format gives ±0, or the smallest value in a format without zero
             /// (E8M0), and `-0` gives -0 where the format has it. Any length of digit string and
             /// any exponent is accepted; this never panics.

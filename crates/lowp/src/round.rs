@@ -32,7 +32,12 @@ use crate::format::{Format, NanEncoding};
 /// round to and the largest finite value on the other. A format without infinities gives NaN
 /// where infinity would be, and a format without NaN either (FP6, FP4) gives the largest finite
 /// value. The `_saturating` conversions instead turn every overflow, infinite input included,
-/// into ±MAX (OCP's "satfinite"); NaN stays NaN.
+/// into ±MAX (OCP's "satfinite").
+///
+/// A NaN input gives the same result in every mode, saturating or not, as ml_dtypes converts
+/// it: the input's sign and, in f16 alone, its top payload bits, quieted; bf16 and FP8 get
+/// their canonical NaN of that sign (FNUZ and E8M0 their one NaN), and FP6/FP4, which have no
+/// NaN, a zero of the opposite sign. Each type's documentation has the details.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rounding {
     /// Round to the nearest representable value; on a tie, to the one with an even mantissa.
@@ -62,7 +67,8 @@ pub(crate) enum Decoded {
     /// ±infinity.
     Infinite { neg: bool },
     /// NaN; `payload` holds the mantissa bits below the quiet bit, left-aligned at bit 63, so a
-    /// narrower target keeps the most significant ones.
+    /// narrower target keeps the most significant ones (0 where the source's widening drops
+    /// them: [`Format::widens_nan_payload`]).
     Nan { neg: bool, payload: u64 },
 }
 
@@ -73,11 +79,13 @@ pub(crate) const fn decode(fmt: &Format, bits: u32) -> Decoded {
     let neg = bits & fmt.sign_mask() != 0;
     let mag = bits & fmt.magnitude_mask();
     if fmt.is_nan_bits(bits) {
-        let (neg, payload) = match fmt.nan {
-            NanEncoding::Ieee => (neg, left_aligned_payload(fmt, mag)),
-            NanEncoding::AllOnes => (neg, 0),
-            _ => (false, 0),
+        let payload = if fmt.widens_nan_payload() {
+            left_aligned_payload(fmt, mag)
+        } else {
+            0
         };
+        // `neg` is the sign bit for every encoding: FNUZ's one NaN, the negative-zero pattern,
+        // is a negative NaN, as ml_dtypes widens it and `is_sign_negative` reads it.
         return Decoded::Nan { neg, payload };
     }
     if fmt.is_infinite_bits(bits) {
@@ -319,19 +327,22 @@ const fn not_representable(fmt: &Format) -> u32 {
     }
 }
 
-/// A NaN of sign `neg` with the given payload. IEEE formats keep the sign and as many payload
-/// bits as fit, and set the quiet bit; `fn` formats keep the sign; FNUZ and E8M0 have one NaN;
-/// formats without NaN (FP6, FP4) give +0.
+/// A NaN of sign `neg` with the given payload, as ml_dtypes (NumPy for f16) converts NaNs.
+/// IEEE formats keep the sign and set the quiet bit; f16 (and f32) keep as many payload bits
+/// as fit ([`Format::keeps_nan_payload`]), bf16 and FP8 none. `fn` formats keep the sign; FNUZ
+/// and E8M0 have one NaN. Formats without NaN (FP6, FP4) give a zero of the opposite sign:
+/// ml_dtypes' stand-in NaN there is the -0 pattern, negated for a negative NaN (the MX
+/// specification leaves the result to implementations, and matching makes files agree).
 #[inline(always)]
 const fn nan(fmt: &Format, neg: bool, payload: u64) -> u32 {
     match fmt.nan {
-        NanEncoding::None => 0,
+        NanEncoding::None => sign_bit(fmt, !neg),
         NanEncoding::Ieee => {
             let canonical = match fmt.nan_bits() {
                 Some(b) => b,
                 None => 0,
             };
-            let kept = if fmt.mantissa_bits < 2 {
+            let kept = if !fmt.keeps_nan_payload() {
                 0
             } else {
                 (payload >> (64 - (fmt.mantissa_bits - 1))) as u32
@@ -415,7 +426,7 @@ pub(crate) const fn nearest_even_from_bits(
     let infinity_src = ((1u64 << (src.bits - 1 - src.mantissa_bits)) - 1) << src.mantissa_bits;
     if abs >= high {
         if abs > infinity_src {
-            return None; // NaN: the engine keeps its payload
+            return None; // NaN: the engine decides its sign and payload
         }
         // The midpoint above MAX is a tie: it stays at MAX when MAX's significand is even.
         if abs == high && man > 0 && max & 1 == 0 {
@@ -498,8 +509,10 @@ pub(crate) const fn to_f32_bits(fmt: &Format, bits: u32) -> u32 {
         0
     };
     let nan = fmt.is_nan_bits(bits);
-    if fmt.subnormals && fmt.bias == 127 && fmt.exponent_bits == 8 && !nan {
-        // The top bits of an f32 (bf16): zero, subnormals and infinity line up too.
+    if fmt.subnormals && fmt.bias == 127 && fmt.exponent_bits == 8 {
+        // The top bits of an f32 (bf16): zero, subnormals, infinity and NaN line up too. A
+        // signalling NaN stays signalling, as in ml_dtypes, PyTorch and every bf16 widening
+        // that is a shift.
         return sign | mag << shift;
     }
     if mag >= fmt.min_positive_normal_bits()

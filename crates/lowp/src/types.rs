@@ -85,7 +85,8 @@ macro_rules! define_format {
 
             /// Rounds an f32 to nearest, ties to even, in software (usable in constants).
             /// Bit-identical to [`Self::from_f32`]. Overflow and special values follow
-            /// [`Rounding`]: infinity where the format has it, else NaN, else ±MAX.
+            /// [`Rounding`]: infinity where the format has it, else NaN, else ±MAX; a NaN input
+            /// as the type's "NaN" section says.
             #[inline]
             pub const fn from_f32_const(x: f32) -> Self {
                 Self(round::from_f32_nearest(&Self::FORMAT, x, false) as $bits)
@@ -98,14 +99,15 @@ macro_rules! define_format {
                 Self(round::from_f64_nearest(&Self::FORMAT, x, false) as $bits)
             }
 
-            /// The exact f32 value, in software (usable in constants). NaN gives a quiet NaN
-            /// keeping the sign and, for IEEE-like formats, the payload.
+            /// The exact f32 value, in software (usable in constants); bit-identical to
+            /// [`Self::to_f32`], NaN included (see the type's "NaN" section).
             #[inline]
             pub const fn to_f32_const(self) -> f32 {
                 f32::from_bits(round::to_f32_bits(&Self::FORMAT, self.0 as u32))
             }
 
-            /// The exact f64 value (usable in constants); NaN as for [`Self::to_f32_const`].
+            /// The exact f64 value (usable in constants); a NaN keeps its sign, is quiet, and
+            /// keeps its payload in f16 and bf16 alone (see the type's "NaN" section).
             #[inline]
             pub const fn to_f64_const(self) -> f64 {
                 round::to_f64_exact(round::decode(&Self::FORMAT, self.0 as u32))
@@ -113,7 +115,8 @@ macro_rules! define_format {
 
             /// Rounds an f32 to nearest, ties to even, using the CPU's conversion instruction
             /// where there is one (see the crate docs). Overflow gives infinity where the format
-            /// has it, else NaN, else ±MAX (FP6, FP4); NaN gives NaN (FP6, FP4: +0).
+            /// has it, else NaN, else ±MAX (FP6, FP4); NaN gives NaN, whose sign and payload
+            /// the type's "NaN" section gives (FP6, FP4: a zero of the opposite sign).
             #[inline]
             pub fn from_f32(x: f32) -> Self {
                 define_format!(@from_f32 $hw_from, x)
@@ -121,27 +124,31 @@ macro_rules! define_format {
 
             /// Rounds an f64 to nearest, ties to even, directly (no double rounding through
             /// f32), using the CPU's conversion instruction where there is one. Special values
-            /// as [`Self::from_f32`].
+            /// as [`Self::from_f32`]. ml_dtypes 0.6's `astype` from float64 rounds through
+            /// float32 (NumPy's float16 does not), so it can differ from this on an f64 just
+            /// beside a tie; it gives the same NaNs, a NaN keeping its sign through f32.
             #[inline]
             pub fn from_f64(x: f64) -> Self {
                 define_format!(@from_f64 $hw_from64, x)
             }
 
-            /// The exact f32 value. NaN gives a quiet NaN keeping the sign and, for IEEE-like
-            /// formats, the payload.
+            /// The exact f32 value. A NaN keeps its sign (FNUZ's one NaN is negative, E8M0's
+            /// positive) and, in f16 and bf16, its payload; it is quiet, except that bf16
+            /// widens by a shift, keeping a signalling NaN. See the type's "NaN" section.
             #[inline]
             pub fn to_f32(self) -> f32 {
                 define_format!(@to_f32 $hw_to, $to_f32, $fmt, self)
             }
 
-            /// The exact f64 value (via the exact f32, which holds every value of every format).
+            /// The exact f64 value (via the exact f32, which holds every value of every format);
+            /// a NaN as for [`Self::to_f64_const`].
             #[inline]
             pub fn to_f64(self) -> f64 {
                 self.to_f32() as f64
             }
 
             /// Rounds an f32 to nearest, ties to even, saturating: overflow and ±infinity give
-            /// ±MAX (OCP "satfinite"); NaN stays NaN.
+            /// ±MAX (OCP "satfinite"); a NaN gives what [`Self::from_f32`] gives it.
             #[inline]
             pub const fn from_f32_saturating(x: f32) -> Self {
                 Self(round::from_f32_nearest(&Self::FORMAT, x, true) as $bits)
@@ -383,6 +390,16 @@ macro_rules! define_format {
 define_format!(
     /// IEEE 754 binary16 ("half"): 1 sign, 5 exponent, 10 mantissa bits, bias 15; ±infinity,
     /// NaN, subnormals down to 2^-24, max 65504.
+    ///
+    /// # NaN
+    ///
+    /// A NaN converted in (from f32, f64 or another format, in any mode) keeps its sign and the
+    /// top 9 bits of its payload, and is quiet (0x7E00 with no payload bit left), as IEEE 754
+    /// recommends and the F16C and AVX512-FP16 instructions, which lowp uses where the CPU has
+    /// them, do. NumPy's float16 gives the same bits for quiet NaNs; a signalling NaN it keeps
+    /// signalling (its x86-64 wheels convert in software), setting the lowest bit if no
+    /// payload bit survives, so there the two differ. Widening to f32 or f64 keeps the sign and
+    /// payload and quiets a signalling NaN (NumPy keeps it signalling).
     f16, u16, formats::F16, to_f32: shift,
     hw_from_f32: (crate::hw::f16_from_f32), hw_from_f64: (crate::hw::f16_from_f64),
     hw_to_f32: (crate::hw::f16_to_f32)
@@ -390,35 +407,77 @@ define_format!(
 define_format!(
     /// bfloat16: 1 sign, 8 exponent, 7 mantissa bits, bias 127 (the top half of an f32); ±infinity,
     /// NaN, subnormals down to 2^-133, max ≈ 3.39e38.
+    ///
+    /// # NaN
+    ///
+    /// A NaN converted in gives the canonical quiet NaN with the input's sign (0x7FC0 or
+    /// 0xFFC0); the payload is dropped, as ml_dtypes (and TensorFlow's Eigen) do, so files
+    /// agree byte for byte. Widening to f32 is a shift that keeps every bit, the payload and a
+    /// signalling NaN included, as in ml_dtypes and PyTorch; widening to f64 keeps the sign and
+    /// payload and quiets. So a bf16 NaN with a payload does not survive a trip through f32.
     bf16, u16, formats::BF16, to_f32: shift, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP FP8 E4M3 ("fn": finite and NaN): 1-4-3, bias 7; no infinities, NaN is S.1111.111,
     /// max 448, smallest subnormal 2^-9.
+    ///
+    /// # NaN
+    ///
+    /// A NaN converted in gives the NaN of its sign (0x7F or 0xFF), as in ml_dtypes; each
+    /// widens to the canonical quiet NaN of its sign.
     f8e4m3fn, u8, formats::F8E4M3FN, to_f32: table,
     hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP FP8 E5M2: 1-5-2, bias 15, IEEE-like with ±infinity and NaN; max 57344, smallest
     /// subnormal 2^-16.
+    ///
+    /// # NaN
+    ///
+    /// A NaN converted in gives the canonical quiet NaN with the input's sign (0x7E or 0xFE);
+    /// the payload is dropped, as in ml_dtypes. Every NaN pattern (0x7D to 0x7F and their
+    /// negatives) widens to the canonical quiet NaN of its sign, payload dropped, as in
+    /// ml_dtypes.
     f8e5m2, u8, formats::F8E5M2, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// FP8 E4M3 FNUZ (AMD/Graphcore): 1-4-3, bias 8; no infinities, no negative zero, the only
     /// NaN is 0x80; max 240.
+    ///
+    /// # NaN
+    ///
+    /// A NaN of either sign converts to 0x80. Having its sign bit set, 0x80 is a negative NaN:
+    /// [`is_sign_negative`](Self::is_sign_negative) says so and it widens to -NaN
+    /// (0xFFC0_0000 in f32), as in ml_dtypes.
     f8e4m3fnuz, u8, formats::F8E4M3FNUZ, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// FP8 E5M2 FNUZ (AMD/Graphcore): 1-5-2, bias 16; no infinities, no negative zero, the only
     /// NaN is 0x80; max 57344.
+    ///
+    /// # NaN
+    ///
+    /// As in [`f8e4m3fnuz`]: a NaN of either sign converts to 0x80, which widens to -NaN.
     f8e5m2fnuz, u8, formats::F8E5M2FNUZ, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// IEEE-like FP8 E4M3: 1-4-3, bias 7, with ±infinity and NaN; max 240.
+    ///
+    /// # NaN
+    ///
+    /// A NaN converted in gives the canonical quiet NaN with the input's sign (0x7C or 0xFC),
+    /// payload dropped; every NaN pattern widens to the canonical quiet NaN of its sign, as in
+    /// ml_dtypes.
     f8e4m3, u8, formats::F8E4M3, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// IEEE-like FP8 E3M4: 1-3-4, bias 3, with ±infinity and NaN; max 15.5.
+    ///
+    /// # NaN
+    ///
+    /// A NaN converted in gives the canonical quiet NaN with the input's sign (0x78 or 0xF8),
+    /// payload dropped; every NaN pattern widens to the canonical quiet NaN of its sign, as in
+    /// ml_dtypes.
     f8e3m4, u8, formats::F8E3M4, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
@@ -427,23 +486,45 @@ define_format!(
     /// NaN convert to NaN; positive values below 2^-127 convert to 2^-127. A tie between two
     /// powers of two rounds up (1.5 gives 2), the ties-to-even rule with the implicit bit as the
     /// only (odd) mantissa digit.
+    ///
+    /// # NaN
+    ///
+    /// A NaN of either sign converts to 0xFF, which widens to +NaN (0x7FC0_0000 in f32), as in
+    /// ml_dtypes.
     f8e8m0fnu, u8, formats::F8E8M0FNU, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP MX FP6 E2M3: 1-2-3, bias 1, finite only (max 7.5), stored in the low 6 bits of a
-    /// byte. Rounding saturates: overflow and ±infinity give ±MAX in every mode. There is no NaN:
-    /// NaN converts to +0.
+    /// byte. Rounding saturates: overflow and ±infinity give ±MAX in every mode.
+    ///
+    /// # NaN
+    ///
+    /// There is no NaN: a NaN converts to a zero of the *opposite* sign, +NaN to -0 (0x20) and
+    /// -NaN to +0, in every rounding mode, saturating or not. The MX specification leaves the
+    /// case to implementations; this is what ml_dtypes gives (its stand-in NaN for the type
+    /// is the -0 pattern, negated for a negative NaN), and matching it makes files written by
+    /// lowp and by Python agree byte for byte. Which zero comes out is seldom meaningful: the
+    /// sign of a NaN is the CPU's choice (x86 makes 0/0 a negative NaN, ARM a positive one).
     f6e2m3fn, u8, formats::F6E2M3FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP MX FP6 E3M2: 1-3-2, bias 3, finite only (max 28), stored in the low 6 bits of a
-    /// byte. Overflow and ±infinity give ±MAX; NaN converts to +0.
+    /// byte. Overflow and ±infinity give ±MAX.
+    ///
+    /// # NaN
+    ///
+    /// There is no NaN: as in [`f6e2m3fn`], a NaN converts to a zero of the opposite sign
+    /// (+NaN to -0, bits 0x20; -NaN to +0), as ml_dtypes gives it.
     f6e3m2fn, u8, formats::F6E3M2FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
     /// OCP MX FP4 E2M1: 1-2-1, bias 1, finite only (the values 0, 0.5, 1, 1.5, 2, 3, 4, 6 and
-    /// their negatives), stored in the low 4 bits of a byte. Overflow and ±infinity give ±MAX;
-    /// NaN converts to +0.
+    /// their negatives), stored in the low 4 bits of a byte. Overflow and ±infinity give ±MAX.
+    ///
+    /// # NaN
+    ///
+    /// There is no NaN: as in [`f6e2m3fn`], a NaN converts to a zero of the opposite sign
+    /// (+NaN to -0, bits 0x8; -NaN to +0), as ml_dtypes gives it.
     f4e2m1fn, u8, formats::F4E2M1FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 

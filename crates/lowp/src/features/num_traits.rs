@@ -21,7 +21,8 @@
 //!   even, from the exact source value (a 64- or 128-bit integer is not rounded through f64
 //!   first). `FromPrimitive` and `NumCast` return `None` where the rounded value does not stand
 //!   for the source: a NaN result from a number (overflow in the formats without infinity,
-//!   zero or a negative value in `f8e8m0fnu`), a number from NaN (+0 in FP6/FP4), and an
+//!   zero or a negative value in `f8e8m0fnu`), a number from NaN (the zero of the opposite
+//!   sign in FP6/FP4), and an
 //!   overflow that the FP6/FP4 formats saturate to ±MAX. `AsPrimitive` never fails and gives
 //!   those values, like `as`.
 //! * `Num::from_str_radix` parses radix 10 with the type's `FromStr` (correctly rounded) and

@@ -11,8 +11,9 @@
 //!   (`Serializer::is_human_readable`: JSON, TOML, YAML, ...) NaN is written as the string
 //!   `"NaN"` and the infinities as `"inf"` and `"-inf"` (Rust's `f32` spellings, which `FromStr`
 //!   reads back). The NaN's sign and payload are not kept. Binary formats (bincode, postcard,
-//!   CBOR, ...) get the f32 NaN or infinity itself, which keeps the sign and payload; a signalling
-//!   NaN comes back quiet (`to_f32` quiets it).
+//!   CBOR, ...) get the f32 NaN or infinity itself (`to_f32`), which keeps the sign; reading it
+//!   back (`from_f32`) keeps the payload in `f16` alone, quieted, and gives the other formats
+//!   their canonical NaN of that sign (see each type's "NaN" section).
 //! * **Deserialize.** Accepted are
 //!   - any number: an f64 converts with `from_f64` (round to nearest, ties to even, directly,
 //!     never through f32), an f32 with `from_f32`, and any integer (`i64`, `u64`, `i128`,

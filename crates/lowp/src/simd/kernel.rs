@@ -87,6 +87,8 @@ pub(crate) fn narrow<I: Isa>(isa: I, plan: &NarrowPlan, x: I::V, saturate: bool)
                 s(code)
             }
         }
+        // `sign` is 0 or the sign bit, so subtracting it from the sign bit flips it.
+        NanCode::OppositeZero => isa.sub(s(0x8000_0000 >> plan.sign_shift), sign),
     };
     if saturate || !plan.nan_is_overflow {
         code = isa.select(isa.gt(abs, s(0x7f80_0000)), nan, code);
@@ -118,8 +120,8 @@ fn narrow_top_half<I: Isa>(isa: I, plan: &NarrowPlan, x: I::V, abs: I::V, satura
             code,
         );
     }
-    // NaN: sign, quiet bit, the top payload bits.
-    let nan = isa.or(isa.shr(x, 16), s(0x0040));
+    // NaN: the canonical one with the input's sign, payload dropped, as ml_dtypes has it.
+    let nan = isa.or(isa.and(isa.shr(x, 16), s(0x8000)), s(0x7fc0));
     isa.select(isa.gt(abs, s(0x7f80_0000)), nan, code)
 }
 
@@ -152,10 +154,14 @@ pub(crate) fn widen<I: Isa>(isa: I, plan: &WidenPlan, b: I::V) -> I::V {
     }
     match plan.special {
         Special::Nothing => isa.or(sign, bits),
-        Special::Ieee { infinity } => {
-            let man = isa.shl(isa.and(mag, s(infinity ^ plan.magnitude_mask)), plan.shift);
+        Special::Ieee { infinity, payload } => {
             let quiet = isa.select(isa.gt(mag, s(infinity)), s(0x0040_0000), s(0));
-            let special = isa.or(s(0x7f80_0000), isa.or(man, quiet));
+            let special = if payload {
+                let man = isa.shl(isa.and(mag, s(infinity ^ plan.magnitude_mask)), plan.shift);
+                isa.or(s(0x7f80_0000), isa.or(man, quiet))
+            } else {
+                isa.or(s(0x7f80_0000), quiet)
+            };
             let bits = isa.select(isa.gt(mag, s(infinity - 1)), special, bits);
             isa.or(sign, bits)
         }
@@ -165,7 +171,7 @@ pub(crate) fn widen<I: Isa>(isa: I, plan: &WidenPlan, b: I::V) -> I::V {
         }
         Special::NegativeZero => {
             let nan = isa.eq(b, s(plan.sign_mask));
-            isa.select(nan, s(0x7fc0_0000), isa.or(sign, bits))
+            isa.select(nan, s(0xffc0_0000), isa.or(sign, bits))
         }
         Special::E8m0 => {
             let bits = isa.shl(b, 23);

@@ -86,10 +86,11 @@ pub(crate) enum Below {
     Clamp { up_from: u32 },
 }
 
-/// What NaN inputs become.
+/// What NaN inputs become (the engine's `round::nan`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NanCode {
-    /// IEEE: sign, quiet NaN, and the top payload bits (`keep_payload`) shifted right by `shift`.
+    /// IEEE: sign, quiet NaN, and the top payload bits (`keep_payload`: f16 only) shifted
+    /// right by `shift`.
     Ieee {
         canonical: u32,
         shift: u32,
@@ -97,6 +98,8 @@ pub(crate) enum NanCode {
     },
     /// One code, with the input's sign bit where `signed`.
     Fixed { code: u32, signed: bool },
+    /// A zero with the sign opposite to the input's (FP6, FP4, as ml_dtypes gives them).
+    OppositeZero,
 }
 
 impl NarrowPlan {
@@ -152,7 +155,7 @@ impl NarrowPlan {
                     None => 0,
                 },
                 shift,
-                keep_payload: man >= 2,
+                keep_payload: fmt.keeps_nan_payload(),
             },
             NanEncoding::AllOnes => NanCode::Fixed {
                 code: fmt.magnitude_mask(),
@@ -162,10 +165,7 @@ impl NarrowPlan {
                 code: fmt.sign_mask(),
                 signed: false,
             },
-            NanEncoding::None => NanCode::Fixed {
-                code: 0,
-                signed: false,
-            },
+            NanEncoding::None => NanCode::OppositeZero,
         };
         let max_field = (max_exp + 127) as u32;
         let method = if same_exponent && fmt.exponent_bits == 8 && fmt.signed {
@@ -183,7 +183,7 @@ impl NarrowPlan {
             NanCode::Fixed { code, signed } => {
                 code == overflow && (signed || !fmt.signed || code & fmt.sign_mask() != 0)
             }
-            NanCode::Ieee { .. } => false,
+            NanCode::Ieee { .. } | NanCode::OppositeZero => false,
         };
         NarrowPlan {
             shift,
@@ -233,13 +233,16 @@ pub(crate) struct WidenPlan {
 /// Which codes are not finite numbers, and what they widen to.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Special {
-    /// None (FP6, FP4).
+    /// None that the shift and rebias get wrong: FP6 and FP4 have none, and bf16's infinities
+    /// and NaNs are f32's top half, so shifting widens them (a signalling NaN stays one).
     Nothing,
-    /// IEEE: magnitudes from `infinity` up are infinity, then NaNs (quieted, payload kept).
-    Ieee { infinity: u32 },
+    /// IEEE: magnitudes from `infinity` up are infinity, then NaNs, quieted, keeping their
+    /// sign, and their payload where `payload` (f16; the FP8 formats' NaNs widen to the
+    /// canonical NaN of their sign).
+    Ieee { infinity: u32, payload: bool },
     /// The all-ones magnitude is NaN, keeping the sign (E4M3FN).
     AllOnes,
-    /// The code `0x80` (negative zero) is the only NaN, positive (FNUZ).
+    /// The code `0x80` (negative zero) is the only NaN, negative (FNUZ).
     NegativeZero,
     /// E8M0: 0xFF is NaN, and code 0 is 2^-127, an f32 subnormal.
     E8m0,
@@ -252,8 +255,10 @@ impl WidenPlan {
         let lines_up = fmt.subnormals && fmt.bias == 127;
         let special = match fmt.nan {
             _ if !fmt.subnormals => Special::E8m0,
+            _ if lines_up => Special::Nothing,
             NanEncoding::Ieee => Special::Ieee {
                 infinity: fmt.magnitude_mask() & !fmt.mantissa_mask(),
+                payload: fmt.widens_nan_payload(),
             },
             NanEncoding::AllOnes => Special::AllOnes,
             NanEncoding::NegativeZero => Special::NegativeZero,
