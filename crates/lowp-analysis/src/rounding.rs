@@ -42,7 +42,7 @@ pub enum Outcome {
     NotRepresentable,
     /// NaN stayed NaN.
     Nan,
-    /// NaN became a number (formats without NaN give +0).
+    /// NaN became a number (formats without NaN give a zero of the opposite sign).
     NanReplaced,
 }
 

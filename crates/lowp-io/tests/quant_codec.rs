@@ -84,7 +84,8 @@ fn e2m1(nibble: u8) -> f64 {
 struct Table {
     mags: Vec<(u8, f64)>,
     sign_bit: u8,
-    /// The NaN pattern (its sign bit follows the input's), or `None`: NaN gives +0.
+    /// The NaN pattern (its sign bit follows the input's), or `None`: NaN gives the zero of
+    /// the opposite sign, as lowp and ml_dtypes convert it.
     nan: Option<u8>,
     /// A scaled magnitude beyond this (E4M3) or from it up (E2M1) overflows nearest rounding.
     overflow: f64,
@@ -132,7 +133,7 @@ impl Table {
             0
         };
         if x.is_nan() {
-            return self.nan.map_or(0, |n| n | sign);
+            return self.nan.map_or(sign ^ self.sign_bit, |n| n | sign);
         }
         let ax = x.abs();
         if d == 0.0 {

@@ -62,7 +62,8 @@ const ROUNDINGS: [&str; 5] = ["nearest", "zero", "up", "down", "stochastic"];
 /// Returns a new array of the same shape and order: float16 for f16; the ml_dtypes dtype of
 /// the format where ml_dtypes is installed, else its uint8/uint16 bits; float32/float64 for
 /// those targets. The result is written in place into the array returned (no copies), and
-/// equals ml_dtypes' astype bit for bit for float32 sources (NaN payloads aside).
+/// equals ml_dtypes' astype bit for bit for float32 sources, NaNs included (but for a
+/// signalling NaN into f16, which lowp quiets and NumPy keeps signalling).
 #[pyfunction]
 #[pyo3(signature = (array, to, rounding = "nearest", saturate = false, seed = None, *, source = None, bits = false, threads = None, out = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature, which keyword arguments make usable

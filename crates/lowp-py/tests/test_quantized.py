@@ -503,7 +503,8 @@ def test_e8m0_clamps_at_254_for_f64_sources(tmp_path):
 def test_nan_and_infinity_mark_their_blocks(tmp_path):
     """A block holding NaN or infinity gets a scale that says so (E8M0 255, E4M3 NaN, f32
     NaN or +inf), its finite elements are what its finite values alone give, an infinity
-    becomes ±MAX and a NaN the element NaN (E4M3) or +0 (E2M1); the report fails the tensor
+    becomes ±MAX and a NaN the element NaN (E4M3) or, E2M1 having none, the zero of the
+    opposite sign (-0 for this +NaN, as ml_dtypes gives it); the report fails the tensor
     and decoding gives NaN for the whole block (codec.rs's documented choice)."""
     rng = np.random.default_rng(9)
     w = rng.normal(0, 1, (2, 64)).astype(np.float32)
@@ -524,7 +525,7 @@ def test_nan_and_infinity_mark_their_blocks(tmp_path):
         flat_nan = to_blocks(scheme, np.isnan(w).astype(np.float64)) > 0
         flat_inf = to_blocks(scheme, np.isinf(w).astype(np.float64)) > 0
         e4m3 = scheme in ("fp8-block", "mxfp8")
-        codes[flat_nan] = 0x7F if e4m3 else 0
+        codes[flat_nan] = 0x7F if e4m3 else 0x8
         codes[flat_inf] = 0xFE if e4m3 else 0xF  # -inf: -MAX
         marked = flat_nan.any(-1) | flat_inf.any(-1)
         got_scales = stored_scales(scheme, "w.weight", out, w.shape)

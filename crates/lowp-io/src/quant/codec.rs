@@ -48,10 +48,11 @@
 //! (what `amax / 448` gives in IEEE arithmetic). Its elements are what the scale of the
 //! block's finite values alone gives them: finite values round as in any block, an infinity
 //! saturates to ±MAX (±0 where that scale is zero, fp8-block and nvfp4 blocks whose finite
-//! values are all zero), and a NaN becomes E4M3's NaN of the same sign, or +0 in E2M1, which
-//! has no NaN. The reference decoders turn such a block into NaN (±infinity or NaN under
-//! fp8-block's infinite scale) anyway. Such blocks count in [`QuantStats::nonfinite`] (per
-//! non-finite element), not in `signal`, `noise` or `clipped_blocks`.
+//! values are all zero), and a NaN becomes E4M3's NaN of the same sign, or in E2M1, which has
+//! no NaN, the zero of the opposite sign (as lowp and ml_dtypes convert NaN there). The
+//! reference decoders turn such a block into NaN (±infinity or NaN under fp8-block's infinite
+//! scale) anyway. Such blocks count in [`QuantStats::nonfinite`] (per non-finite element),
+//! not in `signal`, `noise` or `clipped_blocks`.
 
 use super::scheme::Scheme;
 use lowp::bulk::{pack_f4, random_bits, unpack_f4};
