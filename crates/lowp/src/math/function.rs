@@ -17,6 +17,9 @@ fn acosh_in_domain(x: f64) -> f64 {
     if x >= 1.0 { libm::acosh(x) } else { f64::NAN }
 }
 
+/// The NaN every NaN result is converted from (see [`Function::apply`]).
+pub(crate) const NAN_RESULT: f64 = -f64::NAN;
+
 /// `max(x, 0)` with NaN kept and `-0` made `+0`.
 fn relu(x: f64) -> f64 {
     if x > 0.0 || x.is_nan() { x } else { 0.0 }
@@ -175,9 +178,17 @@ impl Function {
     /// The function of `x`, correctly rounded into `T`: [`Function::eval`] of the exact f64
     /// value of `x`, rounded once with [`LowpFloat::from_f64`] (to nearest even, overflow and
     /// NaN as the format has them).
+    ///
+    /// A NaN result is the conversion of one NaN, whatever the sign and payload of the NaN
+    /// that the f64 evaluation produced: the negative quiet NaN that x86's arithmetic makes
+    /// (and so NumPy and ml_dtypes on x86, which compute in f32). It is the format's NaN with
+    /// the sign bit set, and `+0` in the formats without NaN (FP6, FP4), which convert a NaN
+    /// to the zero of the other sign, as ml_dtypes does. So results do not depend on the
+    /// machine.
     #[inline]
     pub fn apply<T: LowpFloat>(self, x: T) -> T {
-        T::from_f64(self.eval(x.to_f64()))
+        let y = self.eval(x.to_f64());
+        T::from_f64(if y.is_nan() { NAN_RESULT } else { y })
     }
 }
 

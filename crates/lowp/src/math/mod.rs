@@ -86,6 +86,8 @@ mod function;
 
 pub use function::Function;
 
+use function::NAN_RESULT;
+
 use crate::round::{self, Decoded, Rounding};
 
 /// `log_base(x)` in f64: `log2(x) / log2(base)`, with `log2` and `log10` themselves for the bases
@@ -100,6 +102,12 @@ fn log_base(x: f64, base: f64) -> f64 {
     } else {
         libm::log2(x) / libm::log2(base)
     }
+}
+
+/// `y`, or the one NaN every NaN result is converted from (see [`Function::apply`]).
+#[inline]
+fn result(y: f64) -> f64 {
+    if y.is_nan() { NAN_RESULT } else { y }
 }
 
 /// `x^y` in f64. A finite nonzero `x` with a finite `y` has a nonzero result, so when libm's
@@ -157,7 +165,7 @@ fn atan2_bits(fmt: &crate::format::Format, y: f64, x: f64) -> u32 {
             }
         }
     }
-    round::from_f64_nearest(fmt, libm::atan2(y, x), false)
+    round::from_f64_nearest(fmt, result(libm::atan2(y, x)), false)
 }
 
 /// Below this quotient `atan2` is rounded from the quotient itself (see [`atan2_bits`]).
@@ -172,7 +180,7 @@ fn fused_mul_add(fmt: &crate::format::Format, x: f64, y: f64, z: f64) -> u32 {
     let s = p + z;
     if !s.is_finite() {
         // A NaN or infinite operand, or inf - inf: the f64 result is the IEEE one.
-        return round::from_f64_nearest(fmt, s, false);
+        return round::from_f64_nearest(fmt, result(s), false);
     }
     // TwoSum (Knuth): e = (p + z) - s exactly.
     let z_part = s - p;
@@ -201,7 +209,10 @@ macro_rules! rounding_note {
          as [`Self::from_f64`] rounds: above \
          the largest finite value it is ±infinity, NaN in formats without infinities (the `fn` \
          and `fnuz` FP8 formats, `f8e8m0fnu`), or ±MAX in the FP6/FP4 formats, which saturate. \
-         The FP6/FP4 formats have no NaN either: where the result is NaN they give +0. The \
+         The FP6/FP4 formats have no NaN either: where the result is NaN they give +0 (every \
+         NaN result is converted from x86's negative NaN, and these formats convert a NaN to \
+         the zero of the other sign, as ml_dtypes does); elsewhere a NaN result is the \
+         format's NaN with the sign bit set. The \
          `fnuz` formats have no -0: a -0 result is +0. `f8e8m0fnu` is unsigned and has no \
          zero: a zero or negative result is NaN there, and a positive result below 2^-127 is \
          2^-127."
@@ -235,7 +246,7 @@ macro_rules! unary {
         #[doc = rounding_note!()]
         #[inline]
         pub fn $name(self) -> Self {
-            Self::from_f64(Function::$f.eval(self.to_f64()))
+            Function::$f.apply(self)
         }
     };
 }
@@ -356,7 +367,7 @@ macro_rules! impl_math {
             #[doc = rounding_note!()]
             #[inline]
             pub fn log(self, base: Self) -> Self {
-                Self::from_f64(log_base(self.to_f64(), base.to_f64()))
+                Self::from_f64(result(log_base(self.to_f64(), base.to_f64())))
             }
 
             /// `self` raised to the power `n`, evaluated with libm's `pow` in f64 and rounded
@@ -374,7 +385,7 @@ macro_rules! impl_math {
             #[doc = rounding_note!()]
             #[inline]
             pub fn powf(self, n: Self) -> Self {
-                Self::from_f64(pow(self.to_f64(), n.to_f64()))
+                Self::from_f64(result(pow(self.to_f64(), n.to_f64())))
             }
 
             /// `self` raised to the integer power `n`: exactly [`Self::powf`] with `n`
@@ -383,7 +394,7 @@ macro_rules! impl_math {
             #[doc = rounding_note!()]
             #[inline]
             pub fn powi(self, n: i32) -> Self {
-                Self::from_f64(pow(self.to_f64(), n as f64))
+                Self::from_f64(result(pow(self.to_f64(), n as f64)))
             }
 
             unary!(
@@ -619,7 +630,7 @@ macro_rules! impl_math {
             #[doc = rounding_note!()]
             #[inline]
             pub fn hypot(self, other: Self) -> Self {
-                Self::from_f64(hypot(self.to_f64(), other.to_f64()))
+                Self::from_f64(result(hypot(self.to_f64(), other.to_f64())))
             }
 
             /// The fused multiply-add `self * a + b`, with one rounding of the exact result.
