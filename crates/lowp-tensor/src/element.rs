@@ -9,6 +9,7 @@
 use crate::dtype::DType;
 use crate::storage::Storage;
 use lowp::LowpFloat;
+use lowp::math::Function;
 use lowp::prelude::*;
 use std::fmt;
 use std::ops::{Add, Div, Mul, Neg, Sub};
@@ -97,6 +98,14 @@ pub trait FloatElement: Element + PartialOrd {
     fn is_nan(self) -> bool;
     /// Whether the value is ±infinity.
     fn is_infinite(self) -> bool;
+    /// `dst[i] = f(src[i])` correctly rounded, where this type has that path, and whether it
+    /// has: the lowp formats do, by a table of `f` at each of their values, made once per
+    /// process from lowp's correctly rounded scalar functions ([`Function::apply`]); f32 and
+    /// f64 do not (their kernels evaluate in f64 and round once), and leave `dst` alone.
+    fn apply_correctly_rounded(f: Function, src: &[Self], dst: &mut [Self]) -> bool {
+        let _ = (f, src, dst);
+        false
+    }
     /// Whether the value is neither NaN nor infinite.
     fn is_finite(self) -> bool {
         !self.is_nan() && !self.is_infinite()
@@ -586,6 +595,10 @@ macro_rules! impl_lowp_element {
             #[inline]
             fn is_infinite(self) -> bool {
                 lowp::$t::is_infinite(self)
+            }
+            fn apply_correctly_rounded(f: Function, src: &[Self], dst: &mut [Self]) -> bool {
+                crate::function_table::map(f, src, dst);
+                true
             }
         }
     };

@@ -54,6 +54,7 @@ mod display;
 pub mod dtype;
 pub mod element;
 pub mod error;
+mod function_table;
 pub mod ops;
 pub mod random;
 pub mod registry;

@@ -1,11 +1,14 @@
 //! Every element-wise op on every float dtype, against f64 references computed on the same
 //! (already rounded) inputs: every value of every lowp format, and samples of f32 and f64.
 //!
-//! * The ops the compute type evaluates exactly or correctly rounded (sqrt, reciprocal,
-//!   square, abs, floor, ceil, round, relu, and `+ - * /`) must give the correctly rounded
-//!   result: half an ulp.
-//! * Every other op must be faithful: the nearest value of the output format to the exact
-//!   result, or one of the two that bracket it (within one ulp).
+//! * In the lowp formats every op is correctly rounded: its results are lowp's scalar
+//!   function's, bit for bit, for every input (lowp's `tests/math_correct_rounding.rs` proves
+//!   those correctly rounded input by input), and they agree with this crate's independent f64
+//!   references rounded once wherever those decide the rounding.
+//! * In f32, the ops the compute type evaluates exactly or correctly rounded (sqrt,
+//!   reciprocal, square, abs, floor, ceil, round, relu, and `+ - * /`) must give the correctly
+//!   rounded result: half an ulp. Every other op must be faithful: the nearest value of the
+//!   output format to the exact result, or one of the two that bracket it (within one ulp).
 //!
 //! The reference values are f64 (errors near 2^-53), far more precise than any output but
 //! f64's; f64 outputs are compared with them in f64 ulps.
@@ -24,33 +27,65 @@ fn reference(op: &str) -> (fn(f64) -> f64, bool) {
     (r.exact, r.correctly_rounded)
 }
 
-/// Every op on every value of a lowp format.
+/// Whether the f64 reference `want` cannot decide the rounding into `T`: it lies within
+/// 2^-40 (relative) of a value that rounds differently, where the reference's own error of a
+/// few f64 ulps might be on either side.
+fn undecided<T: LowpFloat>(want: f64) -> bool {
+    let slack = want.abs() * 2f64.powi(-40);
+    !want.is_finite()
+        || !same(T::from_f64(want - slack), T::from_f64(want))
+        || !same(T::from_f64(want + slack), T::from_f64(want))
+}
+
+/// Every op on every value of a lowp format: lowp's scalar function's bits, and correctly
+/// rounded against the independent reference wherever it decides.
 fn every_op_on_every_value<T: LowpFloat + FloatElement>() {
     let xs = every_value::<T>();
     let input = tensor(&xs);
     for &op in UNARY_OPS {
-        let (f, exact) = reference(op);
+        let function = lowp_tensor::ops::unary::function(op).unwrap();
+        let (f, _) = reference(op);
         let out = input.unary(op).unwrap();
         assert_eq!(out.dtype(), T::DTYPE);
         let out = out.to_vec::<T>().unwrap();
-        let mut off = Vec::new();
+        let (mut off, mut undecided_count) = (Vec::new(), 0);
         for (&x, &r) in xs.iter().zip(&out) {
+            assert_eq!(
+                r.to_bits_u32(),
+                function.apply(x).to_bits_u32(),
+                "{op}({x:?}) in {}: not lowp's {function}",
+                T::FORMAT.name
+            );
             let want = f(LowpFloat::to_f64(x));
-            let ok = if exact {
-                correctly_rounded(r, want)
+            if correctly_rounded(r, want) {
+                continue;
+            }
+            if undecided::<T>(want) && faithful(r, want) {
+                undecided_count += 1;
             } else {
-                faithful(r, want)
-            };
-            if !ok {
                 off.push((x, r, want));
             }
         }
         assert!(
             off.is_empty(),
-            "{op} in {}: {} results off, first {:?}",
+            "{op} in {}: {} results not correctly rounded, first {:?}",
             T::FORMAT.name,
             off.len(),
             off.first()
+        );
+        // The reference leaves only a handful of inputs to lowp's proof, but for two kinds of
+        // false ties: tanh_shrink past |x| = 17, where x - tanh(x) is x ∓ 1 plus less than an
+        // f64 ulp, and silu and gelu of bf16's subnormals, x/2 plus less than an ulp. These
+        // are often ties of the format that only a wider evaluation settles (lowp's proof
+        // does, by astro-float and by the sign of what f64 drops).
+        let allowed = match op {
+            "tanh_shrink" | "silu" | "gelu" => 2048,
+            _ => 16,
+        };
+        assert!(
+            undecided_count <= allowed,
+            "{op} in {}: {undecided_count} undecided",
+            T::FORMAT.name
         );
     }
 }

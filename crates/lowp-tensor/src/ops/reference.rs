@@ -30,6 +30,12 @@ pub struct Reference {
     pub domain: fn(f64) -> bool,
 }
 
+/// `value`, or -0 where `x` is -inf: the limit of `x` times a factor that tends to 0 faster
+/// than `x` grows.
+fn limit_at_minus_inf(x: f64, value: f64) -> f64 {
+    if x == f64::NEG_INFINITY { -0.0 } else { value }
+}
+
 /// Every real `x`.
 fn everywhere(_: f64) -> bool {
     true
@@ -214,10 +220,33 @@ pub const REFERENCES: &[Reference] = &[
     ),
     r("sigmoid", logistic, false, everywhere),
     r("logsigmoid", log_logistic, false, everywhere),
-    r("silu", |x| x * logistic(x), false, everywhere),
-    r("softsign", |x| x / (1.0 + x.abs()), false, everywhere),
+    // At -inf, x sigmoid(x) and x Φ(x) tend to -0 (x * 0 would be NaN, as PyTorch's silu
+    // and gelu give there), and x / (1 + |x|) at ±inf tends to ±1.
+    r(
+        "silu",
+        |x| limit_at_minus_inf(x, x * logistic(x)),
+        false,
+        everywhere,
+    ),
+    r(
+        "softsign",
+        |x| {
+            if x.is_infinite() {
+                x.signum()
+            } else {
+                x / (1.0 + x.abs())
+            }
+        },
+        false,
+        everywhere,
+    ),
     r("tanh_shrink", tanh_shrink, false, everywhere),
-    r("gelu", |x| x * normal_cdf(x), false, everywhere),
+    r(
+        "gelu",
+        |x| limit_at_minus_inf(x, x * normal_cdf(x)),
+        false,
+        everywhere,
+    ),
 ];
 
 /// The reference of the op named `op`, if it is an element-wise op.

@@ -22,9 +22,14 @@ pub fn same<T: LowpFloat>(a: T, b: T) -> bool {
     a.to_bits() == b.to_bits() || (a.to_f64().is_nan() && b.to_f64().is_nan())
 }
 
-/// Whether `r` is `exact` rounded to nearest even in `T` (a NaN `exact` wants a NaN).
+/// Whether `r` is `exact` rounded to nearest even in `T`. A NaN `exact`, of any sign, wants
+/// what the format makes of the negative NaN that lowp's functions and x86's arithmetic give:
+/// its NaN, or +0 in FP6 and FP4.
 pub fn correctly_rounded<T: LowpFloat>(r: T, exact: f64) -> bool {
-    same(r, T::from_f64(exact))
+    same(
+        r,
+        T::from_f64(if exact.is_nan() { -f64::NAN } else { exact }),
+    )
 }
 
 /// Whether `r` is within one ulp of `exact`: the nearest value of `T` or one of the two
