@@ -29,7 +29,7 @@
 //!    `fnuz` formats, ±infinity in the formats without it, and so on); the test prints how
 //!    many rows each format checked and fails if any format checked too few to mean anything.
 //!    `recip`, `fract`, `to_degrees`, `to_radians`, `square`, `relu`, the two-argument `log`
-//!    and the activation functions (`sigmoid`, `log_sigmoid`, `silu`, `softsign`,
+//!    and the activation functions (`sigmoid`, `log_sigmoid`, `softplus`, `silu`, `softsign`,
 //!    `tanh_shrink`, `gelu`) are not functions of either standard; their rows follow from
 //!    their definitions (`1/x`, `x - trunc(x)`, `max(x, 0)`, `x·σ(x)`, ...), taking limits at
 //!    ±infinity and IEEE 754 arithmetic (clauses 6.1, 6.3, 7 and 9.6) for the signs, which is
@@ -61,8 +61,9 @@
 //!
 //! * **NaN** is NaN where the format has one (any sign and payload: IEEE 754-2019 §6.3 leaves
 //!   the sign of a NaN result unspecified). FP6 and FP4 have none and give a zero in its
-//!   place ("NaN gives NaN (FP6, FP4: +0)" in `from_f64`'s docs; `round.rs` now gives the zero
-//!   of the NaN's opposite sign, as ml_dtypes does), so there either zero is accepted.
+//!   place: a conversion gives the zero of the NaN's opposite sign, as ml_dtypes does, so
+//!   there either zero is accepted; a math function converts every NaN result from one
+//!   negative NaN (`Function::apply`), so its NaN results must be +0.
 //! * **±infinity**, and a finite result beyond the overflow threshold (IEEE 754 §7.4: the
 //!   result rounded with an unbounded exponent exceeds the largest finite value, i.e. it is
 //!   above `MAX + ulp(MAX)/2`, or equal to it and the tie goes up: to even in general, up in
@@ -137,7 +138,7 @@ macro_rules! ty {
             one_arg!($t: sqrt, rsqrt, recip, exp, exp2, exp_m1, ln, log2, log10, ln_1p, sin, cos,
                 tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, cbrt, to_degrees,
                 to_radians, floor, ceil, round, round_ties_even, trunc, fract, abs, square, relu,
-                sigmoid, log_sigmoid, silu, softsign, tanh_shrink, gelu),
+                sigmoid, log_sigmoid, softplus, silu, softsign, tanh_shrink, gelu),
             two_arg!($t: powf, atan2, hypot, log),
             |a, b, c| {
                 let t = |x: u32| lowp::$t::from_bits(x as _);
@@ -323,10 +324,14 @@ fn expect(ty: &Ty, want: Ideal) -> Want {
     Want::Bits((ty.from_f64)(v))
 }
 
-fn matches_want(ty: &Ty, got: u32, want: Want) -> bool {
+/// Whether `got` is what `want` allows. A math function's NaN result in FP6 or FP4 must be
+/// +0 (the functions convert every NaN result from one negative NaN, which these formats turn
+/// into +0); a conversion's may be either zero, after the NaN's sign.
+fn matches_want(ty: &Ty, got: u32, want: Want, function_result: bool) -> bool {
     let fmt = &ty.fmt;
     match want {
         Want::Nan if fmt.has_nan() => fmt.is_nan_bits(got),
+        Want::Nan if function_result => got == 0,
         Want::Nan => got & fmt.magnitude_mask() == 0,
         Want::Bits(b) => got == b,
     }
@@ -356,7 +361,7 @@ fn rules_agree_with_from_f64() {
         for x in inputs {
             let want = expect(&ty, Ideal::Exact(x));
             let got = (ty.from_f64)(x);
-            if !matches_want(&ty, got, want) {
+            if !matches_want(&ty, got, want, false) {
                 failures.push(format!(
                     "{}: from_f64({x:e}) = {}, the rules say {want:?}",
                     ty.name,
@@ -389,8 +394,8 @@ fn in_domain(f: &str, x: f64) -> bool {
         // Defined everywhere (1/±0 = ±inf, exp(-inf) = 0, -inf·σ(-inf) -> -0, ...).
         "recip" | "exp" | "exp2" | "exp_m1" | "atan" | "sinh" | "cosh" | "tanh" | "asinh"
         | "cbrt" | "to_degrees" | "to_radians" | "floor" | "ceil" | "round" | "round_ties_even"
-        | "trunc" | "abs" | "square" | "relu" | "sigmoid" | "log_sigmoid" | "silu" | "softsign"
-        | "tanh_shrink" | "gelu" => true,
+        | "trunc" | "abs" | "square" | "relu" | "sigmoid" | "log_sigmoid" | "softplus" | "silu"
+        | "softsign" | "tanh_shrink" | "gelu" => true,
         _ => panic!("no domain written for {f}: add it to in_domain"),
     }
 }
@@ -439,6 +444,7 @@ fn reference(f: &str) -> fn(f64) -> f64 {
         // numbers, not NaN, in every format that has inputs there).
         "sigmoid" => |x| 1.0 / (1.0 + (-x).exp()),
         "log_sigmoid" => |x| x.min(0.0) - (-x.abs()).exp().ln_1p(),
+        "softplus" => |x| x.max(0.0) + (-x.abs()).exp().ln_1p(),
         "silu" => |x| {
             if x == -INF {
                 -0.0
@@ -504,9 +510,9 @@ fn domain_on_every_input() {
                 let ok = if ty.fmt.has_nan() {
                     ty.fmt.is_nan_bits(got) == want_nan
                 } else {
-                    // No NaN: an undefined result is a zero standing for NaN, and a defined
-                    // one may be any number, so only the first can be checked.
-                    !want_nan || got & ty.fmt.magnitude_mask() == 0
+                    // No NaN: an undefined result is +0 standing for NaN, and a defined one
+                    // may be any number, so only the first can be checked.
+                    !want_nan || got == 0
                 };
                 if !ok {
                     failures.push(format!(
@@ -933,6 +939,15 @@ fn rows(fmt: &Format) -> Vec<Row> {
     ] {
         r("log_sigmoid", &[x], y);
     }
+    // ln(1 + e^x) tends to +inf at +inf and to 0 from above at -inf; ln(1 + e^0) = ln 2.
+    for (x, y) in [
+        (INF, ex(INF)),
+        (-INF, ex(0.0)),
+        (0.0, near(LN_2)),
+        (-0.0, near(LN_2)),
+    ] {
+        r("softplus", &[x], y);
+    }
     for f in ["silu", "gelu"] {
         for (x, y) in [(INF, INF), (-INF, -0.0), (0.0, 0.0), (-0.0, -0.0)] {
             r(f, &[x], ex(y));
@@ -1177,7 +1192,7 @@ fn special_values() {
             }
             let got = ty.call(row.f, &args);
             let want = expect(&ty, row.want);
-            if !matches_want(&ty, got, want) {
+            if !matches_want(&ty, got, want, true) {
                 let shown: Vec<String> = args.iter().map(|&b| ty.show(b)).collect();
                 let want = match want {
                     Want::Nan => "NaN".to_string(),

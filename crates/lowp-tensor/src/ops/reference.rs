@@ -220,6 +220,7 @@ pub const REFERENCES: &[Reference] = &[
     ),
     r("sigmoid", logistic, false, everywhere),
     r("logsigmoid", log_logistic, false, everywhere),
+    r("softplus", |x| -log_logistic(-x), false, everywhere),
     // At -inf, x sigmoid(x) and x Φ(x) tend to -0 (x * 0 would be NaN, as PyTorch's silu
     // and gelu give there), and x / (1 + |x|) at ±inf tends to ±1.
     r(

@@ -164,6 +164,8 @@ unary_ops! {
     Sigmoid sigmoid = Sigmoid |x| lowp_form(Function::Sigmoid, x);
     /// ln(sigmoid(x)) = min(x, 0) - ln(1 + e^-|x|): no overflow, no cancellation.
     Logsigmoid logsigmoid = LogSigmoid |x| lowp_form(Function::LogSigmoid, x);
+    /// ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|): no overflow, no cancellation.
+    Softplus softplus = Softplus |x| lowp_form(Function::Softplus, x);
     /// x * sigmoid(x).
     Silu silu = Silu |x| lowp_form(Function::Silu, x);
     /// x / (1 + |x|).

@@ -46,6 +46,14 @@ fn just_above_half(x: f64) -> f64 {
     libm::nextafter(0.5 * x, f64::INFINITY)
 }
 
+/// Softplus, `ln(1 + e^x)`, as `max(x, 0) + ln(1 + e^-|x|)`: both terms are `>= 0`, so the
+/// sum cannot cancel, and `e^-|x| <= 1` cannot overflow; within `6u`. `+inf` gives `+inf`,
+/// `-inf` gives `+0`, `±0` gives `ln 2`, NaN gives NaN.
+pub(super) fn softplus(x: f64) -> f64 {
+    let m = if x > 0.0 { x } else { 0.0 };
+    m + libm::log1p(libm::exp(-libm::fabs(x)))
+}
+
 /// `x * sigmoid(x)` as `x / (1 + e^-x)` for `x >= 0` and `x e^x / (1 + e^x)` below (within
 /// `6u`; below `-708`, where `e^x` is an f64 subnormal, within `|x|` times its 2^-1074
 /// quantum, which is below 2^10 quanta of the result), and near 0 `x/2` nudged up (see

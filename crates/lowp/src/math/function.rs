@@ -163,6 +163,8 @@ functions! {
     Sigmoid "sigmoid" activation::sigmoid;
     /// `ln(sigmoid(x)) = -ln(1 + e^-x)`: `+inf` gives `-0`, `-inf` gives `-inf`.
     LogSigmoid "log_sigmoid" activation::log_sigmoid;
+    /// Softplus, `ln(1 + e^x)`: `+inf` gives `+inf`, `-inf` gives `+0`.
+    Softplus "softplus" activation::softplus;
     /// SiLU (swish), `x * sigmoid(x)`: `+inf` gives `+inf`, `-inf` gives `-0`, `±0` gives `±0`.
     Silu "silu" activation::silu;
     /// `x / (1 + |x|)`: `±inf` gives `±1`, `±0` gives `±0`.

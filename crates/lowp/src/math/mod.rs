@@ -26,8 +26,8 @@
 //! (musl/FreeBSD `exp`, `log`, `log1p`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `pow`),
 //! below 2 ulp (`tanh`, `asinh`, `acosh`, `atanh`), or correctly rounded (`sqrt`, `cbrt`,
 //! `floor`, ...). Compositions done here (`1/sqrt(x)`, `x * (180/π)`, `log2(x)/log2(b)`) add at
-//! most two more roundings. The activation functions (`sigmoid`, `log_sigmoid`, `silu`,
-//! `softsign`, `tanh_shrink`, `gelu`) are compositions in forms that neither overflow nor
+//! most two more roundings. The activation functions (`sigmoid`, `log_sigmoid`, `softplus`,
+//! `silu`, `softsign`, `tanh_shrink`, `gelu`) are compositions in forms that neither overflow nor
 //! cancel; `activation.rs` bounds each one's error (17 ulps at most, `gelu` 520 for `|x| <= 16`
 //! and `2^13` beyond, where its result is below 2^-186 and the tests use that bound). We
 //! assume a bound `B = 2^10` f64 ulps of `y` (`2^13` for that tail of `gelu`), more than 250
@@ -580,6 +580,14 @@ macro_rules! impl_math {
                 /// `log_sigmoid(±0) = -ln 2`, `log_sigmoid(+inf) = -0`,
                 /// `log_sigmoid(-inf) = -inf`, NaN gives NaN; always `<= 0`.
                 log_sigmoid, LogSigmoid
+            );
+            unary!(
+                /// Softplus, `ln(1 + e^self)`, a smooth `max(self, 0)`, evaluated without
+                /// overflow or cancellation.
+                ///
+                /// `softplus(±0) = ln 2`, `softplus(+inf) = +inf`, `softplus(-inf) = +0`, NaN
+                /// gives NaN; always `>= 0`.
+                softplus, Softplus
             );
             unary!(
                 /// SiLU (swish), `self * sigmoid(self)`.
