@@ -208,7 +208,8 @@ struct Dec {
 enum Literal {
     Number(Dec),
     Inf(bool),
-    Nan,
+    /// NaN, with its sign.
+    Nan(bool),
 }
 
 /// Parses `[+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?` or inf/infinity/nan in any
@@ -224,7 +225,7 @@ fn parse_literal(s: &str) -> Option<Literal> {
         return Some(Literal::Inf(neg));
     }
     if lower == "nan" {
-        return Some(Literal::Nan);
+        return Some(Literal::Nan(neg));
     }
     let (mantissa, exponent) = match body.find(['e', 'E']) {
         Some(i) => (&body[..i], Some(&body[i + 1..])),
@@ -382,7 +383,12 @@ impl Table {
     /// Correct rounding of a literal, to nearest with ties to even (E8M0: up).
     fn round(&self, lit: &Literal) -> Outcome {
         let d = match lit {
-            Literal::Nan => return Outcome::Nan,
+            // Formats without NaN (FP6, FP4) give the zero of the NaN's opposite sign, as
+            // ml_dtypes converts a NaN (`nan` is -0, `-nan` +0).
+            Literal::Nan(neg) if !self.has_nan => {
+                return Outcome::Value(if *neg { 0 } else { self.sign_mask });
+            }
+            Literal::Nan(_) => return Outcome::Nan,
             Literal::Inf(neg) => return self.signed_outcome(*neg, Outcome::Overflow(false)),
             Literal::Number(d) => d,
         };
@@ -448,8 +454,7 @@ impl Table {
             Outcome::Overflow(neg) if self.has_infinity => Some(self.inf_bits.unwrap() | sign(neg)),
             Outcome::Overflow(_) if self.has_nan => None,
             Outcome::Overflow(neg) => Some(self.max_bits | sign(neg)),
-            // `nan` in a format without NaN gives +0, as `from_f64(NaN)` does.
-            Outcome::Nan if !self.has_nan => Some(0),
+            // Only formats with a NaN reach this (see `round` for `nan` in the others).
             Outcome::Nan => None,
         }
     }
@@ -1094,7 +1099,8 @@ fn no_zero_and_no_nan_formats() {
     // FP6/FP4 saturate, and print MAX as itself rather than as a larger number.
     assert_eq!("1e10".parse::<f6e3m2fn>().unwrap().to_bits(), 0x1f);
     assert_eq!("-inf".parse::<f4e2m1fn>().unwrap().to_bits(), 0xf);
-    assert_eq!("nan".parse::<f4e2m1fn>().unwrap().to_bits(), 0);
+    assert_eq!("nan".parse::<f4e2m1fn>().unwrap().to_bits(), 0x8);
+    assert_eq!("-nan".parse::<f4e2m1fn>().unwrap().to_bits(), 0);
     assert_eq!(format!("{}", f6e3m2fn::MAX), "28");
     assert_eq!(format!("{}", f6e2m3fn::MAX), "7.5");
     assert_eq!(format!("{}", f4e2m1fn::MAX), "6");
