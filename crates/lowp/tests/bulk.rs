@@ -6,64 +6,10 @@
 
 use lowp::bulk::{Path, random_bits};
 use lowp::prelude::*;
-use lowp::{
-    Rounding, bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3, f8e4m3fn, f8e4m3fnuz, f8e5m2,
-    f8e5m2fnuz, f8e8m0fnu, f16,
-};
+use lowp::{Rounding, bf16, f4e2m1fn, f8e4m3fn, f8e5m2, f16};
 
-/// Runs `$body` with `$T` bound to each format type in turn.
-macro_rules! for_all_formats {
-    ($T:ident => $body:block) => {{
-        {
-            type $T = f16;
-            $body
-        }
-        {
-            type $T = bf16;
-            $body
-        }
-        {
-            type $T = f8e4m3fn;
-            $body
-        }
-        {
-            type $T = f8e5m2;
-            $body
-        }
-        {
-            type $T = f8e4m3fnuz;
-            $body
-        }
-        {
-            type $T = f8e5m2fnuz;
-            $body
-        }
-        {
-            type $T = f8e4m3;
-            $body
-        }
-        {
-            type $T = f8e3m4;
-            $body
-        }
-        {
-            type $T = f8e8m0fnu;
-            $body
-        }
-        {
-            type $T = f6e2m3fn;
-            $body
-        }
-        {
-            type $T = f6e3m2fn;
-            $body
-        }
-        {
-            type $T = f4e2m1fn;
-            $body
-        }
-    }};
-}
+#[macro_use]
+mod common;
 
 fn every_value<T: LowpFloat>() -> Vec<T> {
     (0..1u32 << T::FORMAT.total_bits())
