@@ -17,8 +17,12 @@ fn acosh_in_domain(x: f64) -> f64 {
     if x >= 1.0 { libm::acosh(x) } else { f64::NAN }
 }
 
-/// The NaN every NaN result is converted from (see [`Function::apply`]).
-pub(crate) const NAN_RESULT: f64 = -f64::NAN;
+/// `y`, or for any NaN the one NaN every NaN result is converted from: the negative quiet NaN
+/// of x86's arithmetic (see [`Function::apply`]).
+#[inline]
+pub(super) fn result(y: f64) -> f64 {
+    if y.is_nan() { -f64::NAN } else { y }
+}
 
 /// `max(x, 0)` with NaN kept and `-0` made `+0`.
 fn relu(x: f64) -> f64 {
@@ -189,8 +193,7 @@ impl Function {
     /// machine.
     #[inline]
     pub fn apply<T: LowpFloat>(self, x: T) -> T {
-        let y = self.eval(x.to_f64());
-        T::from_f64(if y.is_nan() { NAN_RESULT } else { y })
+        T::from_f64(result(self.eval(x.to_f64())))
     }
 }
 

@@ -36,8 +36,9 @@
 //! (exact zero results included, whose sign IEEE 754 fixes), and an infinite `y` only for an
 //! infinite `Y` or `|Y| > 2^1023`. The tests measure libm against a 256-bit evaluation
 //! (astro-float): on a sample of inputs of every function in the regular run, and on all f16
-//! and bf16 inputs in an on-demand run (2.3 million results); the largest error found is
-//! 1.98 ulp (`tanh`), more than 500 times inside the bound.
+//! and bf16 inputs of every function in an on-demand run (the oracle,
+//! `oracle_every_16_bit_input`); the largest error of libm's own functions is 1.98 ulp
+//! (`tanh`), more than 500 times inside the bound, and the compositions stay within theirs.
 //!
 //! **The check.** If the interval `I = [y - B ulp(y), y + B ulp(y)]`, which contains `Y`, holds
 //! no boundary, then `RN_F(y) = RN_F(Y)`: both ends of `I` round to the same value, so by
@@ -86,7 +87,7 @@ mod function;
 
 pub use function::Function;
 
-use function::NAN_RESULT;
+use function::result;
 
 use crate::round::{self, Decoded, Rounding};
 
@@ -104,10 +105,14 @@ fn log_base(x: f64, base: f64) -> f64 {
     }
 }
 
-/// `y`, or the one NaN every NaN result is converted from (see [`Function::apply`]).
+/// `a + b` rounded to f64, and its rounding error, exactly: TwoSum (Knuth), for any finite
+/// `a` and `b` whose sum does not overflow.
 #[inline]
-fn result(y: f64) -> f64 {
-    if y.is_nan() { NAN_RESULT } else { y }
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let b_part = s - a;
+    let a_part = s - b_part;
+    (s, (a - a_part) + (b - b_part))
 }
 
 /// `x^y` in f64. A finite nonzero `x` with a finite `y` has a nonzero result, so when libm's
@@ -177,15 +182,11 @@ const TINY_QUOTIENT: f64 = 1.0 / 16384.0;
 fn fused_mul_add(fmt: &crate::format::Format, x: f64, y: f64, z: f64) -> u32 {
     // Exact for finite values: at most 2 * 11 significant bits, |exponent| below 270.
     let p = x * y;
-    let s = p + z;
+    let (s, e) = two_sum(p, z);
     if !s.is_finite() {
         // A NaN or infinite operand, or inf - inf: the f64 result is the IEEE one.
         return round::from_f64_nearest(fmt, result(s), false);
     }
-    // TwoSum (Knuth): e = (p + z) - s exactly.
-    let z_part = s - p;
-    let p_part = s - z_part;
-    let e = (p - p_part) + (z - z_part);
     if e == 0.0 {
         return round::from_f64_nearest(fmt, s, false);
     }
