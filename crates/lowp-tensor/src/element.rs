@@ -114,8 +114,8 @@ pub trait FloatElement: Element + PartialOrd {
 
 /// The two types kernels compute in, f32 and f64, with the math they need.
 ///
-/// The functions are those of `f32`/`f64` (and `libm` for `erf`); `maximum`/`minimum`
-/// propagate NaN as IEEE 754's operations of those names do.
+/// The functions are those of `f32`/`f64` (and `libm` for the inverse hyperbolics);
+/// `maximum`/`minimum` propagate NaN as IEEE 754's operations of those names do.
 pub trait Real:
     Copy
     + Default
@@ -220,10 +220,6 @@ pub trait Real:
     fn abs(self) -> Self;
     /// x^y.
     fn powf(self, y: Self) -> Self;
-    /// The error function.
-    fn erf(self) -> Self;
-    /// The complementary error function `1 - erf(x)`, accurate where it is tiny.
-    fn erfc(self) -> Self;
     /// `self * a + b` with one rounding.
     fn mul_add(self, a: Self, b: Self) -> Self;
     /// `|self|` with the sign of `sign`.
@@ -233,7 +229,7 @@ pub trait Real:
 /// Implements [`Real`] for f32 or f64.
 macro_rules! impl_real {
     (
-        $t:ident, $u:expr, $erf:path, $erfc:path, $asinh:path, $acosh:path, $atanh:path,
+        $t:ident, $u:expr, $asinh:path, $acosh:path, $atanh:path,
         $widen:ident, $narrow:ident
     ) => {
         impl Real for $t {
@@ -288,14 +284,6 @@ macro_rules! impl_real {
                 $t::powf(self, y)
             }
             #[inline]
-            fn erf(self) -> $t {
-                $erf(self)
-            }
-            #[inline]
-            fn erfc(self) -> $t {
-                $erfc(self)
-            }
-            #[inline]
             fn mul_add(self, a: $t, b: $t) -> $t {
                 $t::mul_add(self, a, b)
             }
@@ -318,8 +306,6 @@ macro_rules! impl_real {
 impl_real!(
     f32,
     1.0 / 16777216.0,
-    libm::erff,
-    libm::erfcf,
     libm::asinhf,
     libm::acoshf,
     libm::atanhf,
@@ -329,8 +315,6 @@ impl_real!(
 impl_real!(
     f64,
     1.0 / 9007199254740992.0,
-    libm::erf,
-    libm::erfc,
     libm::asinh,
     libm::acosh,
     libm::atanh,

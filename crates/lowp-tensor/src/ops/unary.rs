@@ -161,18 +161,18 @@ unary_ops! {
     /// max(x, 0); NaN stays NaN, -0 gives +0.
     Relu relu = Relu |x| if x > C::ZERO || x.is_nan() { x } else { C::ZERO };
     /// 1 / (1 + e^-x), in the form that cannot overflow.
-    Sigmoid sigmoid = Sigmoid |x| lowp_form(Function::Sigmoid, x);
+    Sigmoid sigmoid = Sigmoid |x| lowp_form(Self::FUNCTION, x);
     /// ln(sigmoid(x)) = min(x, 0) - ln(1 + e^-|x|): no overflow, no cancellation.
-    Logsigmoid logsigmoid = LogSigmoid |x| lowp_form(Function::LogSigmoid, x);
+    Logsigmoid logsigmoid = LogSigmoid |x| lowp_form(Self::FUNCTION, x);
     /// ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|): no overflow, no cancellation.
-    Softplus softplus = Softplus |x| lowp_form(Function::Softplus, x);
+    Softplus softplus = Softplus |x| lowp_form(Self::FUNCTION, x);
     /// x * sigmoid(x).
-    Silu silu = Silu |x| lowp_form(Function::Silu, x);
+    Silu silu = Silu |x| lowp_form(Self::FUNCTION, x);
     /// x / (1 + |x|).
-    Softsign softsign = Softsign |x| lowp_form(Function::Softsign, x);
+    Softsign softsign = Softsign |x| lowp_form(Self::FUNCTION, x);
     /// x - tanh(x), by its series near 0 (the naive form loses every digit there).
-    TanhShrink tanh_shrink = TanhShrink |x| lowp_form(Function::TanhShrink, x);
+    TanhShrink tanh_shrink = TanhShrink |x| lowp_form(Self::FUNCTION, x);
     /// The exact (erf) GELU, x * Phi(x), as `x/2 * erfc(-x/sqrt 2)`: erfc keeps the tiny
     /// values of large negative x that `1 + erf` would cancel to zero.
-    Gelu gelu = Gelu |x| lowp_form(Function::Gelu, x);
+    Gelu gelu = Gelu |x| lowp_form(Self::FUNCTION, x);
 }
