@@ -289,6 +289,27 @@ macro_rules! impl_fmt {
 
 crate::for_each_format!(impl_fmt);
 
+/// `{:x}`, `{:X}`, `{:b}` and `{:o}` format a value's bits, as the `half` crate's types do:
+/// `format!("{:x}", f16::ONE)` is `3c00`. Unlike `half`, which ignores them, the width, fill,
+/// `0` and `#` flags apply as they do to the integer (`{:#06x}` is `0x3c00`).
+macro_rules! impl_bits_fmt {
+    ($t:ident) => {
+        impl_bits_fmt!(@each $t: LowerHex, UpperHex, Binary, Octal);
+    };
+    (@each $t:ident: $($trait:ident),*) => {$(
+        impl fmt::$trait for crate::$t {
+            /// Formats the bits (the integer [`to_bits`](crate::$t::to_bits) returns), with the
+            /// formatter's flags.
+            #[inline]
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::$trait::fmt(&self.to_bits(), f)
+            }
+        }
+    )*};
+}
+
+crate::for_each_format!(impl_bits_fmt);
+
 #[cfg(test)]
 mod tests {
     use super::interval;

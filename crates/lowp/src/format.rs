@@ -183,6 +183,17 @@ impl Format {
         if self.subnormals { 1 } else { 0 }
     }
 
+    /// Bits of the largest subnormal value (all mantissa bits set, exponent field zero); in a
+    /// format without subnormals (E8M0), its smallest value, as for
+    /// [`Format::min_positive_subnormal_bits`].
+    pub const fn max_subnormal_bits(&self) -> u32 {
+        if self.subnormals {
+            (1 << self.mantissa_bits) - 1
+        } else {
+            0
+        }
+    }
+
     /// Bits of the smallest positive normal value.
     pub const fn min_positive_normal_bits(&self) -> u32 {
         if self.subnormals {

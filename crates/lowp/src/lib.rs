@@ -120,6 +120,9 @@
 //! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
 mod arith;
 pub mod bulk;
 mod classify;
@@ -140,14 +143,39 @@ mod simd;
 mod traits;
 mod types;
 
-/// The traits that make the crate's methods available: `use lowp::prelude::*;`.
+/// The two half-precision types and the traits that make the crate's methods available:
+/// `use lowp::prelude::*;`, as with the `half` crate's prelude.
+///
+/// It brings [`f16`](struct@crate::f16) and [`bf16`](struct@crate::bf16) into scope by name,
+/// which also keeps the name `f16` from meaning Rust's unstable built-in type.
 pub mod prelude {
     pub use crate::LowpFloat;
     #[cfg(feature = "rayon")]
     pub use crate::bulk::LowpParSliceExt;
-    pub use crate::bulk::LowpSliceExt;
-    #[cfg(feature = "std")]
-    pub use crate::bulk::LowpVecExt;
+    #[doc(no_inline)]
+    pub use crate::slice::{HalfBitsSliceExt, HalfFloatSliceExt, LowpSliceExt};
+    #[cfg(feature = "alloc")]
+    #[doc(no_inline)]
+    pub use crate::vec::{HalfBitsVecExt, HalfFloatVecExt, LowpVecExt};
+    #[doc(no_inline)]
+    pub use crate::{bf16, f16};
+}
+
+/// The slice traits under the `half` crate's names: [`HalfFloatSliceExt`] (the same trait as
+/// [`LowpSliceExt`], for every format) and [`HalfBitsSliceExt`].
+pub mod slice {
+    /// The `half` crate's name for [`LowpSliceExt`]: bulk conversion and `reinterpret_cast`.
+    pub use crate::bulk::LowpSliceExt as HalfFloatSliceExt;
+    pub use crate::bulk::{AllBitPatterns, HalfBitsSliceExt, LowpSliceExt};
+}
+
+/// The vector traits under the `half` crate's names: [`HalfFloatVecExt`] (the same trait as
+/// [`LowpVecExt`], for every format) and [`HalfBitsVecExt`].
+#[cfg(feature = "alloc")]
+pub mod vec {
+    /// The `half` crate's name for [`LowpVecExt`]: `from_f32_slice` and `reinterpret_into`.
+    pub use crate::bulk::LowpVecExt as HalfFloatVecExt;
+    pub use crate::bulk::{HalfBitsVecExt, LowpVecExt};
 }
 
 pub use convert::{TryFromFloatError, TryFromFloatErrorKind};

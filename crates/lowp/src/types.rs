@@ -230,6 +230,10 @@ macro_rules! define_format {
             /// The smallest positive value (a subnormal where the format has subnormals).
             pub const MIN_POSITIVE_SUBNORMAL: Self =
                 Self(Self::FORMAT.min_positive_subnormal_bits() as $bits);
+            /// The largest subnormal value, just below [`Self::MIN_POSITIVE`] (`half`'s name);
+            /// in [`f8e8m0fnu`](crate::f8e8m0fnu), which has no subnormals, its smallest value,
+            /// as for [`Self::MIN_POSITIVE_SUBNORMAL`].
+            pub const MAX_SUBNORMAL: Self = Self(Self::FORMAT.max_subnormal_bits() as $bits);
             /// The largest finite value.
             pub const MAX: Self = Self(Self::FORMAT.max_finite_bits() as $bits);
             /// The smallest finite value: `-MAX`, or for an unsigned format its smallest value.

@@ -2,7 +2,7 @@
 //! crate the top-level modules form layers (no module reaches, through `crate::` paths, a
 //! module that reaches it back); in this one [`lowp::cpu`] and the format descriptors sit at
 //! the bottom; and `unsafe` is written only in the vector and hardware modules (and bytemuck's
-//! layout promise).
+//! layout promise, and the in-place casts between values and bits).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -148,7 +148,9 @@ fn unsafe_is_written_only_in_the_vector_and_hardware_modules() {
             let module = top_module(&src, &file).unwrap_or_default();
             // bytemuck's `Pod`/`Zeroable` are unsafe traits: implementing them is a promise
             // about the layout (each type is `repr(transparent)` over its unsigned bits).
-            let is_layout_promise = file.ends_with("lowp/src/features/bytemuck.rs");
+            // `reinterpret_cast` and `reinterpret_into` (half's) rest on the same promise.
+            let is_layout_promise = file.ends_with("lowp/src/features/bytemuck.rs")
+                || file.ends_with("lowp/src/bulk/reinterpret.rs");
             // lowp's conversion kernels and F16C, lowp-tensor's kernel loops.
             if module == "simd" || module == "hw" || is_layout_promise {
                 continue;

@@ -56,6 +56,7 @@ mod packed;
 #[cfg(feature = "rayon")]
 mod parallel;
 mod portable;
+mod reinterpret;
 mod slice;
 
 pub use crate::cpu::{
@@ -63,14 +64,15 @@ pub use crate::cpu::{
     forced_path_error,
 };
 pub use packed::{pack_f4, pack_f4_from_f32, unpack_f4, unpack_f4_to_f32};
-#[cfg(feature = "std")]
+#[cfg(feature = "alloc")]
 pub use packed::{pack_f4_vec, unpack_f4_vec};
 #[cfg(feature = "rayon")]
 pub use parallel::LowpParSliceExt;
 pub use portable::random_bits;
-pub use slice::LowpSliceExt;
-#[cfg(feature = "std")]
-pub use slice::LowpVecExt;
+pub use reinterpret::AllBitPatterns;
+pub use slice::{HalfBitsSliceExt, LowpSliceExt};
+#[cfg(feature = "alloc")]
+pub use slice::{HalfBitsVecExt, LowpVecExt};
 
 use crate::LowpFloat;
 use crate::simd;

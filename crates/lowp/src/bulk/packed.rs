@@ -106,9 +106,9 @@ pub fn unpack_f4_to_f32(src: &[u8], dst: &mut [f32]) {
 
 /// Rounds f32s to FP4 and packs them two to a byte (see [`pack_f4_from_f32`]), in a new
 /// vector of `src.len().div_ceil(2)` bytes.
-#[cfg(feature = "std")]
-pub fn pack_f4_vec(src: &[f32]) -> Vec<u8> {
-    let mut v = vec![0; src.len().div_ceil(2)];
+#[cfg(feature = "alloc")]
+pub fn pack_f4_vec(src: &[f32]) -> alloc::vec::Vec<u8> {
+    let mut v = alloc::vec![0; src.len().div_ceil(2)];
     pack_f4_from_f32(src, &mut v);
     v
 }
@@ -117,10 +117,10 @@ pub fn pack_f4_vec(src: &[f32]) -> Vec<u8> {
 /// [`unpack_f4_to_f32`]).
 ///
 /// Panics unless `src.len() == len.div_ceil(2)`.
-#[cfg(feature = "std")]
+#[cfg(feature = "alloc")]
 #[track_caller]
-pub fn unpack_f4_vec(src: &[u8], len: usize) -> Vec<f32> {
-    let mut v = vec![0.0; len];
+pub fn unpack_f4_vec(src: &[u8], len: usize) -> alloc::vec::Vec<f32> {
+    let mut v = alloc::vec![0.0; len];
     unpack_f4_to_f32(src, &mut v);
     v
 }

@@ -1,19 +1,33 @@
 //! The slice and vector extension traits: bulk conversion as methods, the way `half` has it.
 
 use super::active_path;
+use super::reinterpret::{self, AllBitPatterns};
 use crate::LowpFloat;
+#[cfg(feature = "alloc")]
+use alloc::{vec, vec::Vec};
 
-pub use sealed::Sealed;
+pub use sealed::{Sealed, SealedBits};
 
 mod sealed {
     /// Only slices (and vectors) of this crate's formats get the methods.
     pub trait Sealed {}
     impl<T: crate::LowpFloat> Sealed for [T] {}
-    #[cfg(feature = "std")]
-    impl<T: crate::LowpFloat> Sealed for Vec<T> {}
+    #[cfg(feature = "alloc")]
+    impl<T: crate::LowpFloat> Sealed for alloc::vec::Vec<T> {}
+
+    /// Only slices (and vectors) of the integers that hold the formats' bits.
+    pub trait SealedBits {}
+    impl SealedBits for [u8] {}
+    impl SealedBits for [u16] {}
+    #[cfg(feature = "alloc")]
+    impl SealedBits for alloc::vec::Vec<u8> {}
+    #[cfg(feature = "alloc")]
+    impl SealedBits for alloc::vec::Vec<u16> {}
 }
 
-/// Bulk conversion methods on `[T]` for every format `T`, on the [`active_path`].
+/// Bulk conversion methods on `[T]` for every format `T`, on the [`active_path`]; the `half`
+/// crate's `HalfFloatSliceExt` (this trait is re-exported under that name as
+/// [`crate::slice::HalfFloatSliceExt`]) with the same method names, for every format.
 ///
 /// Rounding is to nearest, ties to even, unless a name says otherwise; overflow, NaN and the
 /// other special cases are those of the scalar conversions (`T::from_f32` and friends, and
@@ -36,6 +50,36 @@ mod sealed {
 /// assert_eq!(e5[0].to_f32(), 1.0);
 /// ```
 pub trait LowpSliceExt: Sealed {
+    /// The format of the elements.
+    type Element: LowpFloat;
+
+    /// The elements' bits, in place (no copy): `&[u16]` for the 16-bit formats, `&[u8]` for
+    /// the rest (FP6 and FP4 in the low bits, the high bits zero).
+    ///
+    /// ```
+    /// use lowp::prelude::*;
+    /// use lowp::f16;
+    ///
+    /// let x = [f16::ONE, f16::NEG_ZERO];
+    /// assert_eq!(x.reinterpret_cast(), &[0x3c00u16, 0x8000]);
+    /// ```
+    #[must_use]
+    fn reinterpret_cast(&self) -> &[<Self::Element as LowpFloat>::Bits];
+    /// The elements' bits, in place and writable: each integer written is the new value's bits.
+    /// Only for the [`AllBitPatterns`] formats (not FP6 or FP4, whose high bits must stay zero).
+    ///
+    /// ```
+    /// use lowp::prelude::*;
+    /// use lowp::bf16;
+    ///
+    /// let mut x = [bf16::ZERO; 2];
+    /// x.reinterpret_cast_mut()[1] = 0x3f80;
+    /// assert_eq!(x[1], bf16::ONE);
+    /// ```
+    #[must_use]
+    fn reinterpret_cast_mut(&mut self) -> &mut [<Self::Element as LowpFloat>::Bits]
+    where
+        Self::Element: AllBitPatterns;
     /// Rounds each f32 of `src` into `self`.
     #[track_caller]
     fn convert_from_f32_slice(&mut self, src: &[f32]);
@@ -76,17 +120,30 @@ pub trait LowpSliceExt: Sealed {
     #[track_caller]
     fn convert_to_f64_slice(&self, dst: &mut [f64]);
     /// The elements widened exactly to f32, in a new vector.
-    #[cfg(feature = "std")]
+    #[cfg(feature = "alloc")]
     fn to_f32_vec(&self) -> Vec<f32>;
     /// The elements widened exactly to f64, in a new vector.
-    #[cfg(feature = "std")]
+    #[cfg(feature = "alloc")]
     fn to_f64_vec(&self) -> Vec<f64>;
     /// The elements converted to another format (rounded once), in a new vector.
-    #[cfg(feature = "std")]
+    #[cfg(feature = "alloc")]
     fn to_vec_of<U: LowpFloat>(&self) -> Vec<U>;
 }
 
 impl<T: LowpFloat> LowpSliceExt for [T] {
+    type Element = T;
+
+    #[inline]
+    fn reinterpret_cast(&self) -> &[T::Bits] {
+        reinterpret::as_bits(self)
+    }
+    #[inline]
+    fn reinterpret_cast_mut(&mut self) -> &mut [T::Bits]
+    where
+        T: AllBitPatterns,
+    {
+        reinterpret::as_bits_mut(self)
+    }
     #[inline]
     fn convert_from_f32_slice(&mut self, src: &[f32]) {
         super::narrow_f32(active_path(), src, self, false);
@@ -135,19 +192,19 @@ impl<T: LowpFloat> LowpSliceExt for [T] {
     fn convert_to_f64_slice(&self, dst: &mut [f64]) {
         super::widen_f64(active_path(), self, dst);
     }
-    #[cfg(feature = "std")]
+    #[cfg(feature = "alloc")]
     fn to_f32_vec(&self) -> Vec<f32> {
         let mut v = vec![0.0; self.len()];
         self.convert_to_f32_slice(&mut v);
         v
     }
-    #[cfg(feature = "std")]
+    #[cfg(feature = "alloc")]
     fn to_f64_vec(&self) -> Vec<f64> {
         let mut v = vec![0.0; self.len()];
         self.convert_to_f64_slice(&mut v);
         v
     }
-    #[cfg(feature = "std")]
+    #[cfg(feature = "alloc")]
     fn to_vec_of<U: LowpFloat>(&self) -> Vec<U> {
         let mut v = vec![U::default(); self.len()];
         v.convert_from_slice(self);
@@ -155,7 +212,9 @@ impl<T: LowpFloat> LowpSliceExt for [T] {
     }
 }
 
-/// Constructors of `Vec<T>` from slices of f32, f64 or another format, for every format `T`.
+/// Constructors of `Vec<T>` from slices of f32, f64 or another format, for every format `T`;
+/// the `half` crate's `HalfFloatVecExt` (re-exported under that name as
+/// [`crate::vec::HalfFloatVecExt`]) with the same method names, for every format.
 ///
 /// ```
 /// use lowp::prelude::*;
@@ -164,8 +223,19 @@ impl<T: LowpFloat> LowpSliceExt for [T] {
 /// let v = Vec::<bf16>::from_f32_slice(&[1.0, 3.0e38, f32::INFINITY]);
 /// assert_eq!(v[2], bf16::INFINITY);
 /// ```
-#[cfg(feature = "std")]
-pub trait LowpVecExt<T>: Sealed + Sized {
+#[cfg(feature = "alloc")]
+pub trait LowpVecExt<T: LowpFloat>: Sealed + Sized {
+    /// The elements' bits, without copying (the allocation is reused).
+    ///
+    /// ```
+    /// use lowp::prelude::*;
+    /// use lowp::f8e5m2;
+    ///
+    /// let v = vec![f8e5m2::ONE, f8e5m2::INFINITY];
+    /// assert_eq!(v.reinterpret_into(), vec![0x3cu8, 0x7c]);
+    /// ```
+    #[must_use]
+    fn reinterpret_into(self) -> Vec<T::Bits>;
     /// Each f32 rounded to nearest even (see [`LowpSliceExt::convert_from_f32_slice`]).
     fn from_f32_slice(src: &[f32]) -> Self;
     /// Each f32 rounded to nearest even, saturating overflow and ±infinity to ±MAX.
@@ -184,15 +254,19 @@ pub trait LowpVecExt<T>: Sealed + Sized {
 }
 
 /// Builds a vector of `len` elements and fills it.
-#[cfg(feature = "std")]
+#[cfg(feature = "alloc")]
 fn filled<T: LowpFloat>(len: usize, fill: impl FnOnce(&mut [T])) -> Vec<T> {
     let mut v = vec![T::default(); len];
     fill(&mut v);
     v
 }
 
-#[cfg(feature = "std")]
+#[cfg(feature = "alloc")]
 impl<T: LowpFloat> LowpVecExt<T> for Vec<T> {
+    #[inline]
+    fn reinterpret_into(self) -> Vec<T::Bits> {
+        reinterpret::into_bits(self)
+    }
     fn from_f32_slice(src: &[f32]) -> Self {
         filled(src.len(), |d| d.convert_from_f32_slice(src))
     }
@@ -219,3 +293,84 @@ impl<T: LowpFloat> LowpVecExt<T> for Vec<T> {
         filled(src.len(), |d| d.convert_from_slice(src))
     }
 }
+
+/// Views integers as the numbers with those bits, in place: the `half` crate's
+/// `HalfBitsSliceExt`, on `[u16]` (for [`f16`](crate::f16) and [`bf16`](crate::bf16)) and on
+/// `[u8]` (for the FP8 formats and [`f8e8m0fnu`](crate::f8e8m0fnu)). The target is any
+/// [`AllBitPatterns`] format whose bits are the slice's integer; FP6 and FP4 are excluded, since
+/// a byte with high bits set is not one of their values (use `from_bits`, which masks).
+///
+/// ```
+/// use lowp::prelude::*;
+/// use lowp::{bf16, f16};
+///
+/// let bits = [0x3c00u16, 0x4000];
+/// let halves: &[f16] = bits.reinterpret_cast();
+/// assert_eq!(halves[1].to_f32(), 2.0);
+/// // The same bits read as bfloat16 are other numbers.
+/// assert_eq!(bits.reinterpret_cast::<bf16>()[1].to_f32(), 2.0f32.powi(1 - 127 + 1));
+///
+/// let mut raw = [0u16; 2];
+/// raw.reinterpret_cast_mut::<f16>()[0] = f16::ONE;
+/// assert_eq!(raw, [0x3c00, 0]);
+/// ```
+pub trait HalfBitsSliceExt: SealedBits {
+    /// The integer type of the elements (`u16` or `u8`).
+    type Bits;
+
+    /// The numbers with these bits, in place.
+    #[must_use]
+    fn reinterpret_cast<H: AllBitPatterns<Bits = Self::Bits>>(&self) -> &[H];
+    /// The numbers with these bits, in place and writable: each number written sets its bits.
+    #[must_use]
+    fn reinterpret_cast_mut<H: AllBitPatterns<Bits = Self::Bits>>(&mut self) -> &mut [H];
+}
+
+/// Moves a vector of integers into a vector of the numbers with those bits, without copying:
+/// the `half` crate's `HalfBitsVecExt`, on `Vec<u16>` and `Vec<u8>`, for the same formats as
+/// [`HalfBitsSliceExt`].
+///
+/// ```
+/// use lowp::prelude::*;
+/// use lowp::f8e4m3fn;
+///
+/// let v: Vec<f8e4m3fn> = vec![0x38u8, 0xb8].reinterpret_into();
+/// assert_eq!(v.to_f32_vec(), [1.0, -1.0]);
+/// ```
+#[cfg(feature = "alloc")]
+pub trait HalfBitsVecExt: SealedBits {
+    /// The integer type of the elements (`u16` or `u8`).
+    type Bits;
+
+    /// The numbers with these bits, reusing the allocation.
+    #[must_use]
+    fn reinterpret_into<H: AllBitPatterns<Bits = Self::Bits>>(self) -> Vec<H>;
+}
+
+macro_rules! bits_ext {
+    ($($bits:ty),*) => {$(
+        impl HalfBitsSliceExt for [$bits] {
+            type Bits = $bits;
+
+            #[inline]
+            fn reinterpret_cast<H: AllBitPatterns<Bits = $bits>>(&self) -> &[H] {
+                reinterpret::from_bits(self)
+            }
+            #[inline]
+            fn reinterpret_cast_mut<H: AllBitPatterns<Bits = $bits>>(&mut self) -> &mut [H] {
+                reinterpret::from_bits_mut(self)
+            }
+        }
+
+        #[cfg(feature = "alloc")]
+        impl HalfBitsVecExt for Vec<$bits> {
+            type Bits = $bits;
+
+            #[inline]
+            fn reinterpret_into<H: AllBitPatterns<Bits = $bits>>(self) -> Vec<H> {
+                reinterpret::from_bits_vec(self)
+            }
+        }
+    )*};
+}
+bits_ext!(u8, u16);

@@ -39,8 +39,8 @@ use crate::{ParseErrorKind, ParseFloatError};
 use core::cmp::Ordering;
 use core::num::FpCategory;
 use num_traits::{
-    AsPrimitive, Bounded, ConstOne, ConstZero, Float, FloatConst, FromPrimitive, Inv, MulAdd,
-    MulAddAssign, Num, NumCast, One, Signed, ToPrimitive, Zero,
+    AsPrimitive, Bounded, ConstOne, ConstZero, Float, FloatConst, FromBytes, FromPrimitive, Inv,
+    MulAdd, MulAddAssign, Num, NumCast, One, Signed, ToBytes, ToPrimitive, Zero,
     float::{FloatCore, TotalOrder},
 };
 
@@ -193,6 +193,36 @@ macro_rules! forward {
 /// Implementations for every type.
 macro_rules! impl_all {
     ($t:ident) => {
+        impl ToBytes for $t {
+            type Bytes = [u8; core::mem::size_of::<$t>()];
+            /// The bits, most significant byte first (as the inherent `to_be_bytes`).
+            #[inline]
+            fn to_be_bytes(&self) -> Self::Bytes {
+                $t::to_be_bytes(*self)
+            }
+            /// The bits, least significant byte first (as the inherent `to_le_bytes`).
+            #[inline]
+            fn to_le_bytes(&self) -> Self::Bytes {
+                $t::to_le_bytes(*self)
+            }
+        }
+
+        impl FromBytes for $t {
+            type Bytes = [u8; core::mem::size_of::<$t>()];
+            /// The value with these bits, most significant byte first (as the inherent
+            /// `from_be_bytes`; FP6 and FP4 ignore the high bits, as `from_bits` does).
+            #[inline]
+            fn from_be_bytes(bytes: &Self::Bytes) -> Self {
+                $t::from_be_bytes(*bytes)
+            }
+            /// The value with these bits, least significant byte first (as the inherent
+            /// `from_le_bytes`).
+            #[inline]
+            fn from_le_bytes(bytes: &Self::Bytes) -> Self {
+                $t::from_le_bytes(*bytes)
+            }
+        }
+
         impl ToPrimitive for $t {
             /// Truncates toward zero; `None` for NaN, infinities and values out of range.
             #[inline]
