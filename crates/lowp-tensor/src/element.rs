@@ -531,7 +531,7 @@ macro_rules! impl_lowp_element {
             }
             #[inline]
             fn from_i64(v: i64, saturate: bool) -> lowp::$t {
-                let r = lowp::$t::from_i64(v);
+                let r = lowp::$t::from_int(v);
                 if saturate && !r.is_finite() {
                     // An integer is never NaN, so a non-finite result is an overflow.
                     if v < 0 { lowp::$t::MIN } else { lowp::$t::MAX }

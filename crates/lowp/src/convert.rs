@@ -113,53 +113,87 @@ fn exact_float<T: LowpFloat>(x: f64, r: T) -> Result<T, TryFromFloatError> {
     }
 }
 
-macro_rules! impl_int_methods {
-    ($t:ident: $($from:ident, $to:ident, $int:ty, $wide:ty);*) => {
-        impl crate::$t {
-            $(
-                #[doc = concat!("Rounds an `", stringify!($int), "` to nearest, ties to even, \
-                    like `as` does for f32 (one rounding, exact for 128-bit values too). \
-                    Overflow gives infinity, else NaN, else ±MAX; zero gives +0 \
-                    (NaN in f8e8m0fnu, which has no zero; so do negative values there).")]
-                #[inline]
-                pub const fn $from(v: $int) -> Self {
-                    let v = v as $wide;
-                    Self(integer_bits(&Self::FORMAT, v < 0, v.unsigned_abs() as u128) as _)
-                }
-
-                #[doc = concat!("Converts to `", stringify!($int), "` like Rust's `as`: \
-                    truncates toward zero, saturates at the integer's bounds (±infinity \
-                    included) and gives 0 for NaN.")]
-                #[inline]
-                pub const fn $to(self) -> $int {
-                    self.to_f64_const() as $int
-                }
-            )*
-        }
-    };
+mod sealed {
+    /// Only Rust's primitive integers.
+    pub trait Sealed {}
 }
+
+/// A primitive integer type (`i8` to `i128`, `u8` to `u128`, `isize`, `usize`): what
+/// `from_int` and `to_int` convert from and to, on every format.
+///
+/// The conversions are generic methods rather than one method per integer type (as `f16` has
+/// `from_f32`) because num-traits' `ToPrimitive::to_i32` and `FromPrimitive::from_i32`, which
+/// `half` users call with method syntax, return an `Option`; an inherent method of the same
+/// name would shadow them and break code written for `half`.
+pub trait Int: Copy + sealed::Sealed {
+    /// The sign and the magnitude.
+    #[doc(hidden)]
+    fn sign_and_magnitude(self) -> (bool, u128);
+    /// `x as Self`: truncated toward zero, saturated at the bounds, 0 for NaN.
+    #[doc(hidden)]
+    fn from_f64_as(x: f64) -> Self;
+}
+
+macro_rules! impl_int {
+    (signed: $($int:ty),*) => {$(
+        impl sealed::Sealed for $int {}
+        impl Int for $int {
+            #[inline]
+            fn sign_and_magnitude(self) -> (bool, u128) {
+                (self < 0, (self as i128).unsigned_abs())
+            }
+            #[inline]
+            fn from_f64_as(x: f64) -> Self {
+                x as $int
+            }
+        }
+    )*};
+    (unsigned: $($int:ty),*) => {$(
+        impl sealed::Sealed for $int {}
+        impl Int for $int {
+            #[inline]
+            fn sign_and_magnitude(self) -> (bool, u128) {
+                (false, self as u128)
+            }
+            #[inline]
+            fn from_f64_as(x: f64) -> Self {
+                x as $int
+            }
+        }
+    )*};
+}
+impl_int!(signed: i8, i16, i32, i64, i128, isize);
+impl_int!(unsigned: u8, u16, u32, u64, u128, usize);
 
 macro_rules! impl_int_conversions {
     ($t:ident) => {
-        impl_int_methods!($t:
-            from_i8, to_i8, i8, i128; from_i16, to_i16, i16, i128; from_i32, to_i32, i32, i128;
-            from_i64, to_i64, i64, i128; from_i128, to_i128, i128, i128;
-            from_isize, to_isize, isize, i128;
-            from_u8, to_u8, u8, i128; from_u16, to_u16, u16, i128; from_u32, to_u32, u32, i128;
-            from_u64, to_u64, u64, i128; from_usize, to_usize, usize, i128
-        );
-
         impl crate::$t {
-            /// Rounds a `u128` to nearest, ties to even (one rounding); see [`Self::from_u64`].
+            /// Rounds an integer of any primitive type to nearest, ties to even, in one step
+            /// (exact for 128-bit values too, where `as f32` would round first). Overflow gives
+            /// infinity, else NaN, else ±MAX, as `from_f64` does; zero gives +0 (NaN in
+            /// f8e8m0fnu, which has no zero; so do negative values there).
+            ///
+            /// ```
+            #[doc = concat!("use lowp::", stringify!($t), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::from_int(2u8).to_f32(), 2.0);")]
+            /// ```
             #[inline]
-            pub const fn from_u128(v: u128) -> Self {
-                Self(integer_bits(&Self::FORMAT, false, v) as _)
+            pub fn from_int<I: Int>(v: I) -> Self {
+                let (negative, magnitude) = v.sign_and_magnitude();
+                Self(integer_bits(&Self::FORMAT, negative, magnitude) as _)
             }
 
-            /// Converts to `u128` like Rust's `as`: truncates, saturates, NaN gives 0.
+            /// Converts to an integer of any primitive type like Rust's `as`: truncates toward
+            /// zero, saturates at the integer's bounds (±infinity included) and gives 0 for NaN.
+            /// (num-traits' `ToPrimitive` gives `None` for those instead.)
+            ///
+            /// ```
+            #[doc = concat!("use lowp::", stringify!($t), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($t), "::from_f32(2.0).to_int::<i32>(), 2);")]
+            /// ```
             #[inline]
-            pub const fn to_u128(self) -> u128 {
-                self.to_f64_const() as u128
+            pub fn to_int<I: Int>(self) -> I {
+                I::from_f64_as(self.to_f64())
             }
 
             /// C's truth value, as Paddle's `float16` has it: `false` for ±0, `true` for every
@@ -172,7 +206,7 @@ macro_rules! impl_int_conversions {
             /// 1 for `true`, 0 for `false` (NaN for `false` in f8e8m0fnu, which has no zero).
             #[inline]
             pub const fn from_bool(b: bool) -> Self {
-                if b { Self::ONE } else { Self::from_u8(0) }
+                if b { Self::ONE } else { Self(integer_bits(&Self::FORMAT, false, 0) as _) }
             }
         }
 
@@ -241,12 +275,12 @@ macro_rules! impl_int_try_from_float {
 
 macro_rules! impl_try_from_int {
     ($t:ident, signed: $($int:ty),*) => {$(
-        impl_try_from_int!(@one $t, $int, v, v < 0, (v as i128).unsigned_abs(), from_i128);
+        impl_try_from_int!(@one $t, $int, v, v < 0, (v as i128).unsigned_abs());
     )*};
     ($t:ident, unsigned: $($int:ty),*) => {$(
-        impl_try_from_int!(@one $t, $int, v, false, v as u128, from_u128);
+        impl_try_from_int!(@one $t, $int, v, false, v as u128);
     )*};
-    (@one $t:ident, $int:ty, $v:ident, $neg:expr, $mag:expr, $from:ident) => {
+    (@one $t:ident, $int:ty, $v:ident, $neg:expr, $mag:expr) => {
         impl TryFrom<$int> for crate::$t {
             type Error = TryFromFloatError;
             /// Succeeds when the integer is exactly a value of the format; otherwise says
@@ -254,19 +288,19 @@ macro_rules! impl_try_from_int {
             /// or between two values.
             #[inline]
             fn try_from($v: $int) -> Result<Self, Self::Error> {
-                exact_integer(Self::$from($v as _), $neg, $mag)
+                exact_integer(Self::from_int($v), $neg, $mag)
             }
         }
     };
 }
 
 macro_rules! impl_from_small_int {
-    ($t:ident: $($int:ty, $from:ident);*) => {$(
+    ($t:ident: $($int:ty),*) => {$(
         impl From<$int> for crate::$t {
             /// Exact: every value of the integer type is a value of the format.
             #[inline]
             fn from(v: $int) -> Self {
-                Self::$from(v)
+                Self::from_int(v)
             }
         }
     )*};
@@ -307,8 +341,8 @@ macro_rules! lossless_format_pairs {
 
 crate::for_each_format!(impl_int_conversions);
 
-impl_from_small_int!(f16: i8, from_i8; u8, from_u8);
-impl_from_small_int!(bf16: i8, from_i8; u8, from_u8);
+impl_from_small_int!(f16: i8, u8);
+impl_from_small_int!(bf16: i8, u8);
 impl_try_from_int!(f16, signed: i16, i32, i64, i128, isize);
 impl_try_from_int!(f16, unsigned: u16, u32, u64, u128, usize);
 impl_try_from_int!(bf16, signed: i16, i32, i64, i128, isize);

@@ -82,7 +82,7 @@
 //! assert_eq!(bf16::from_f32(-0.0).next_up(), bf16::MIN_POSITIVE_SUBNORMAL);
 //! assert!(f16::NAN != f16::NAN && f16::ZERO == f16::NEG_ZERO);
 //! assert_eq!(f8e4m3fn::MAX.ulp().to_f32(), 32.0);
-//! assert_eq!(f16::from_f32(300.0).to_u8(), 255); // saturating like `as`
+//! assert_eq!(f16::from_f32(300.0).to_int::<u8>(), 255); // saturating like `as`
 //! assert_eq!(i32::try_from(f16::from_f32(2.5)).unwrap_err().kind(),
 //!            lowp::TryFromFloatErrorKind::Inexact);
 //! ```
@@ -178,7 +178,7 @@ pub mod vec {
     pub use crate::bulk::{HalfBitsVecExt, LowpVecExt};
 }
 
-pub use convert::{TryFromFloatError, TryFromFloatErrorKind};
+pub use convert::{Int, TryFromFloatError, TryFromFloatErrorKind};
 pub use format::Format;
 pub use format_ops::{SliceLengthError, UnknownFormatError};
 pub use parse::{ParseErrorKind, ParseFloatError};

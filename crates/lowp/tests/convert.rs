@@ -16,27 +16,27 @@ fn check_all_u16<T: LowpFloat>() {
 fn sixteen_bit_integers_round_like_their_f64_value() {
     for v in 0..=u16::MAX {
         assert_eq!(
-            f16::from_u16(v).to_bits(),
+            f16::from_int::<u16>(v).to_bits(),
             f16::from_f64(v as f64).to_bits(),
             "{v}"
         );
         assert_eq!(
-            bf16::from_u16(v).to_bits(),
+            bf16::from_int::<u16>(v).to_bits(),
             bf16::from_f64(v as f64).to_bits(),
             "{v}"
         );
         assert_eq!(
-            f8e4m3fn::from_u16(v).to_bits(),
+            f8e4m3fn::from_int::<u16>(v).to_bits(),
             f8e4m3fn::from_f64(v as f64).to_bits()
         );
         let s = v as i16;
         assert_eq!(
-            f16::from_i16(s).to_bits(),
+            f16::from_int::<i16>(s).to_bits(),
             f16::from_f64(s as f64).to_bits(),
             "{s}"
         );
         assert_eq!(
-            f8e8m0fnu::from_i16(s).to_bits(),
+            f8e8m0fnu::from_int::<i16>(s).to_bits(),
             f8e8m0fnu::from_f64(s as f64).to_bits()
         );
     }
@@ -47,45 +47,45 @@ fn sixteen_bit_integers_round_like_their_f64_value() {
 fn wide_integers_keep_the_bits_below_the_kept_ones() {
     // 2^100 + 2^92 is the midpoint between two bf16 values: ties to even goes down...
     let tie = (1u128 << 100) + (1u128 << 92);
-    assert_eq!(bf16::from_u128(tie).to_f64(), 2f64.powi(100));
+    assert_eq!(bf16::from_int::<u128>(tie).to_f64(), 2f64.powi(100));
     // ...and one more unit, 92 bits below, must go up: a rounding that dropped the low bits
     // first (as `as f64` would) gets this wrong.
     assert_eq!(
-        bf16::from_u128(tie + 1).to_f64(),
+        bf16::from_int::<u128>(tie + 1).to_f64(),
         2f64.powi(100) + 2f64.powi(93)
     );
     assert_eq!(
-        bf16::from_i128(-(tie as i128) - 1).to_f64(),
+        bf16::from_int::<i128>(-(tie as i128) - 1).to_f64(),
         -(2f64.powi(100) + 2f64.powi(93))
     );
     // f16 from 2^64 + 1: beyond f16 range.
-    assert!(f16::from_u128((1 << 64) + 1).is_infinite());
-    assert_eq!(f16::from_u128(u128::MAX).infinite_sign(), 1);
-    assert_eq!(f16::from_i128(i128::MIN).infinite_sign(), -1);
+    assert!(f16::from_int::<u128>((1 << 64) + 1).is_infinite());
+    assert_eq!(f16::from_int::<u128>(u128::MAX).infinite_sign(), 1);
+    assert_eq!(f16::from_int::<i128>(i128::MIN).infinite_sign(), -1);
     // The largest u128 rounds to 2^128, just above bf16::MAX: infinity.
-    assert!(bf16::from_u128(u128::MAX).is_infinite());
-    assert_eq!(f8e8m0fnu::from_u128(1 << 127).to_f64(), 2f64.powi(127));
+    assert!(bf16::from_int::<u128>(u128::MAX).is_infinite());
+    assert_eq!(f8e8m0fnu::from_int::<u128>(1 << 127).to_f64(), 2f64.powi(127));
     // FP4 saturates.
-    assert_eq!(f4e2m1fn::from_i64(-1_000_000), f4e2m1fn::MIN);
+    assert_eq!(f4e2m1fn::from_int::<i64>(-1_000_000), f4e2m1fn::MIN);
     // Zero: +0, or NaN where there is no zero.
-    assert!(f16::from_i32(0).is_sign_positive());
-    assert!(f8e8m0fnu::from_u8(0).is_nan());
-    assert!(f8e8m0fnu::from_i8(-4).is_nan());
+    assert!(f16::from_int::<i32>(0).is_sign_positive());
+    assert!(f8e8m0fnu::from_int::<u8>(0).is_nan());
+    assert!(f8e8m0fnu::from_int::<i8>(-4).is_nan());
 }
 
 #[test]
 fn float_to_integer_truncates_and_saturates_like_as() {
-    assert_eq!(f16::from_f32(-2.75).to_i32(), -2);
-    assert_eq!(f16::from_f32(300.0).to_i8(), 127);
-    assert_eq!(f16::from_f32(-300.0).to_u8(), 0);
-    assert_eq!(f16::from_f32(-300.0).to_i8(), -128);
-    assert_eq!(f16::from_f32(f32::NAN).to_i64(), 0);
-    assert_eq!(f16::from_f32(f32::INFINITY).to_u16(), u16::MAX);
-    assert_eq!(f16::MAX.to_u16(), 65504);
-    assert_eq!(bf16::MAX.to_u128(), bf16::MAX.to_f64() as u128);
-    assert_eq!(bf16::MAX.to_i128(), i128::MAX);
-    assert_eq!(f8e8m0fnu::MAX.to_u128(), 1 << 127);
-    assert_eq!(f8e4m3fn::MAX.to_isize(), 448);
+    assert_eq!(f16::from_f32(-2.75).to_int::<i32>(), -2);
+    assert_eq!(f16::from_f32(300.0).to_int::<i8>(), 127);
+    assert_eq!(f16::from_f32(-300.0).to_int::<u8>(), 0);
+    assert_eq!(f16::from_f32(-300.0).to_int::<i8>(), -128);
+    assert_eq!(f16::from_f32(f32::NAN).to_int::<i64>(), 0);
+    assert_eq!(f16::from_f32(f32::INFINITY).to_int::<u16>(), u16::MAX);
+    assert_eq!(f16::MAX.to_int::<u16>(), 65504);
+    assert_eq!(bf16::MAX.to_int::<u128>(), bf16::MAX.to_f64() as u128);
+    assert_eq!(bf16::MAX.to_int::<i128>(), i128::MAX);
+    assert_eq!(f8e8m0fnu::MAX.to_int::<u128>(), 1 << 127);
+    assert_eq!(f8e4m3fn::MAX.to_int::<isize>(), 448);
 }
 
 #[test]

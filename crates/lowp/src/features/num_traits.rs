@@ -313,14 +313,14 @@ macro_rules! impl_all {
             /// does not stand for the value.
             #[inline]
             fn from_i128(n: i128) -> Option<Self> {
-                let r = $t::from_i128(n);
+                let r = $t::from_int(n);
                 represents(&Self::FORMAT, r.0 as u32, n as f64).then_some(r)
             }
             /// Rounds once to nearest even (no rounding through f64); `None` where the result
             /// does not stand for the value.
             #[inline]
             fn from_u128(n: u128) -> Option<Self> {
-                let r = $t::from_u128(n);
+                let r = $t::from_int(n);
                 represents(&Self::FORMAT, r.0 as u32, n as f64).then_some(r)
             }
             /// Rounds once to nearest even; `None` where the result does not stand for the
@@ -457,9 +457,7 @@ macro_rules! impl_all {
                 $t::from_f64(self)
             }
         }
-        impl_all!(@int_as $t: i8 from_i8, i16 from_i16, i32 from_i32, i64 from_i64,
-            i128 from_i128, isize from_isize, u8 from_u8, u16 from_u16, u32 from_u32,
-            u64 from_u64, u128 from_u128, usize from_usize);
+        impl_all!(@int_as $t: i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
     };
 
     (@consts $($c:ident),*) => {$(
@@ -481,12 +479,12 @@ macro_rules! impl_all {
         }
     )*};
 
-    (@int_as $t:ident: $($int:ident $from:ident),*) => {$(
+    (@int_as $t:ident: $($int:ident),*) => {$(
         impl AsPrimitive<$t> for $int {
             /// Rounds the exact integer once, to nearest even, with the format's overflow rules.
             #[inline]
             fn as_(self) -> $t {
-                $t::$from(self)
+                $t::from_int(self)
             }
         }
     )*};
