@@ -139,6 +139,8 @@ pub mod hw;
 pub mod math;
 mod parse;
 mod round;
+#[cfg(feature = "serde")]
+pub mod serde;
 mod simd;
 mod traits;
 mod types;
