@@ -10,3 +10,5 @@ mod num_traits;
 mod rand;
 #[cfg(feature = "serde")]
 mod serde;
+#[cfg(feature = "zerocopy")]
+mod zerocopy;
