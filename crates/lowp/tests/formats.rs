@@ -64,7 +64,7 @@ macro_rules! same_as_half {
 
 macro_rules! same_integers_as_half {
     ($ours:ty, $theirs:ty: $($c:ident),*) => {$(
-        assert_eq!(<$ours>::$c, <$theirs>::$c as _, stringify!($c));
+        assert_eq!(<$ours>::$c, <$theirs>::$c, stringify!($c));
     )*};
 }
 

@@ -1,5 +1,7 @@
 //! Implementations of other crates' traits, each behind the feature of the same name.
 
+#[cfg(feature = "arbitrary")]
+mod arbitrary;
 #[cfg(feature = "bytemuck")]
 mod bytemuck;
 #[cfg(feature = "half")]
@@ -8,6 +10,8 @@ mod half;
 mod num_traits;
 #[cfg(feature = "rand")]
 mod rand;
+#[cfg(feature = "rkyv")]
+mod rkyv;
 #[cfg(feature = "serde")]
 mod serde;
 #[cfg(feature = "zerocopy")]
