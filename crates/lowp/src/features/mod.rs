@@ -14,5 +14,7 @@ mod rand;
 mod rkyv;
 #[cfg(feature = "serde")]
 mod serde;
+#[cfg(any(feature = "rand", feature = "rand_distr"))]
+mod uniform;
 #[cfg(feature = "zerocopy")]
 mod zerocopy;
