@@ -10,6 +10,8 @@ mod half;
 mod num_traits;
 #[cfg(feature = "rand")]
 mod rand;
+#[cfg(feature = "rand_distr")]
+mod rand_distr;
 #[cfg(feature = "rkyv")]
 mod rkyv;
 #[cfg(feature = "serde")]
