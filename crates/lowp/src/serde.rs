@@ -155,6 +155,38 @@
 //! containers (a map, an array), wrap the number in a newtype of your own whose one field has
 //! the attribute, and put that in the container.
 //!
+//! # `half`'s adapters
+//!
+//! Every type also has `half`'s two methods for `#[serde(serialize_with = ...)]`, writing what
+//! `half` writes for the same value:
+//!
+//! * `serialize_as_f32`: the value with `serialize_f32` (NaN and the infinities become `null`
+//!   in JSON);
+//! * `serialize_as_string`: the value as `f32`'s `Display` writes it (`"0.099975586"` for the
+//!   `f16` 0.1, `"NaN"`, `"inf"`, `"-inf"`); it needs no allocator, unlike `half`'s.
+//!
+//! The default `Deserialize` reads both back in human-readable formats (with `as_value` too);
+//! in a binary format, read `serialize_as_f32`'s output with [`as_value`].
+//!
+//! ```
+//! use lowp::f16;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Reading {
+//!     #[serde(serialize_with = "f16::serialize_as_f32")]
+//!     float: f16,
+//!     #[serde(serialize_with = "f16::serialize_as_string")]
+//!     string: f16,
+//! }
+//!
+//! let x = f16::from_f32(0.1);
+//! let json = serde_json::to_string(&Reading { float: x, string: x }).unwrap();
+//! assert_eq!(json, r#"{"float":0.099975586,"string":"0.099975586"}"#);
+//! let back: Reading = serde_json::from_str(&json).unwrap();
+//! assert_eq!((back.float, back.string), (x, x));
+//! ```
+//!
 //! [`f8e4m3fn`]: crate::f8e4m3fn
 //! [`f8e5m2`]: crate::f8e5m2
 

@@ -1,7 +1,7 @@
 //! serde: the default form (the bits) against the `half` crate's `f16`/`bf16` and the `float8`
-//! crate's `F8E4M3`/`F8E5M2` on every bit pattern, both ways, in JSON and bincode; the value
-//! form (`lowp::serde::as_value`); and every difference from `half` and `float8` that
-//! `lowp::serde`'s docs list.
+//! crate's `F8E4M3`/`F8E5M2` on every bit pattern, both ways, in JSON and bincode; `half`'s
+//! adapters `serialize_as_f32`/`serialize_as_string`; the value form (`lowp::serde::as_value`);
+//! and every difference from `half` and `float8` that `lowp::serde`'s docs list.
 //!
 //! `cargo test -p lowp --all-features --test serde` (or `--features serde`).
 
@@ -16,7 +16,7 @@ use serde::de::value::{
     U8Deserializer, U16Deserializer, U128Deserializer,
 };
 use serde::de::{DeserializeOwned, IntoDeserializer};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use std::str::FromStr;
 
 #[macro_use]
@@ -43,6 +43,53 @@ fn bincode<T: Serialize + ?Sized>(x: &T) -> Vec<u8> {
 #[derive(Serialize, Deserialize, Debug)]
 #[serde(transparent)]
 struct Value<T: Field>(#[serde(with = "lowp::serde::as_value")] T);
+
+/// `half`'s two adapters, on whichever type has them.
+trait Adapters {
+    fn as_f32<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error>;
+    fn as_string<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error>;
+}
+
+macro_rules! impl_adapters {
+    ($t:ty) => {
+        impl Adapters for $t {
+            fn as_f32<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.serialize_as_f32(s)
+            }
+            fn as_string<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.serialize_as_string(s)
+            }
+        }
+    };
+}
+
+macro_rules! impl_lowp_adapters {
+    ($t:ident) => {
+        impl_adapters!(lowp::$t);
+    };
+}
+
+impl_adapters!(half::f16);
+impl_adapters!(half::bf16);
+lowp::for_each_format!(impl_lowp_adapters);
+
+/// `x` written by its `serialize_as_f32`.
+struct AsF32<'a, T>(&'a T);
+
+impl<T: Adapters> Serialize for AsF32<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.as_f32(s)
+    }
+}
+
+/// `x` written by its `serialize_as_string`.
+struct AsString<'a, T>(&'a T);
+
+impl<T: Adapters> Serialize for AsString<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.as_string(s)
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // The default form against `half` and `float8`, every bit pattern
@@ -427,6 +474,130 @@ fn float8_saturates_values_where_lowp_rounds_as_from_f64() {
             assert_eq!(f.to_bits(), l.to_bits(), "{x:e}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// half's adapters
+
+/// For every pattern, lowp's `serialize_as_f32`/`serialize_as_string` write what half's do
+/// (JSON text and bincode bytes), lowp reads the JSON back (half cannot: it reads a u16), and
+/// both crates read the value itself the same way.
+fn adapters_as_in_half<H, L>()
+where
+    H: TheirBits + Adapters + DeserializeOwned,
+    L: LowpFloat<Bits = u16> + Adapters + DeserializeOwned + Field,
+{
+    let name = L::FORMAT.name;
+    for b in 0..=u16::MAX {
+        let (h, l) = (H::from_u32(b.into()), L::from_bits(b));
+        let v = l.to_f32();
+
+        let f32_text = json(&AsF32(&l));
+        assert_eq!(f32_text, json(&AsF32(&h)), "{name} {b:#x}");
+        assert_eq!(f32_text, json(&v), "{name} {b:#x}");
+        assert_eq!(bincode(&AsF32(&l)), bincode(&AsF32(&h)), "{name} {b:#x}");
+        let string_text = json(&AsString(&l));
+        assert_eq!(string_text, json(&AsString(&h)), "{name} {b:#x}");
+        assert_eq!(string_text, format!("\"{v}\""), "{name} {b:#x}");
+        assert_eq!(
+            bincode(&AsString(&l)),
+            bincode(&AsString(&h)),
+            "{name} {b:#x}"
+        );
+
+        // lowp reads both back; NaN and the infinities are `null` in the f32 form.
+        let from_f32 = serde_json::from_str::<L>(&f32_text);
+        let from_string: L = serde_json::from_str(&string_text).unwrap();
+        if v.is_finite() {
+            assert_eq!(from_f32.unwrap().to_bits(), b, "{name} {f32_text}");
+        } else {
+            assert_eq!(f32_text, "null");
+            assert!(from_f32.is_err(), "{name} {b:#x}");
+        }
+        if v.is_nan() {
+            assert!(is_nan(from_string), "{name} {string_text}");
+        } else {
+            assert_eq!(from_string.to_bits(), b, "{name} {string_text}");
+        }
+        // half reads neither from JSON.
+        assert!(serde_json::from_str::<H>(&string_text).is_err());
+        assert!(serde_json::from_str::<H>(&f32_text).is_err());
+
+        // Handed the value itself, both read the same bits (NaN payloads are bf16's one
+        // difference, checked above; here every NaN is f32's own form of the pattern).
+        let d = || -> F32Deserializer<ValueError> { v.into_deserializer() };
+        let (hv, lv) = (read::<H, _>(d()), read::<L, _>(d()));
+        if !v.is_nan() {
+            assert_eq!(hv.to_u32(), u32::from(b), "{name} {b:#x}");
+            assert_eq!(lv.to_bits(), b, "{name} {b:#x}");
+        }
+        let s = v.to_string();
+        let d = || -> StrDeserializer<ValueError> { s.as_str().into_deserializer() };
+        let (hs, ls) = (read::<H, _>(d()), read::<L, _>(d()));
+        assert_eq!(hs.to_u32(), ls.to_bits_u32(), "{name} {s}");
+
+        // In bincode, the f32 form is read with as_value.
+        let back: Value<L> = bincode::deserialize(&bincode(&AsF32(&h))).unwrap();
+        if !v.is_nan() {
+            assert_eq!(back.0.to_bits(), b, "{name} {b:#x}");
+        } else {
+            assert!(is_nan(back.0));
+        }
+    }
+}
+
+#[test]
+fn half_adapters_write_as_in_half_on_every_f16_and_bf16_pattern() {
+    adapters_as_in_half::<half::f16, f16>();
+    adapters_as_in_half::<half::bf16, bf16>();
+}
+
+/// Every pattern of `T`: `serialize_as_f32` writes the f32 (a NaN quiet, as half's `to_f32`
+/// makes it), `serialize_as_string` f32's Display, and the default `Deserialize` and `as_value` read both back in JSON (but NaN's
+/// sign and payload, and the non-finite f32 form, which is `null`).
+fn adapters_round_trip<T: LowpFloat + Adapters + DeserializeOwned + Field>() {
+    let name = T::FORMAT.name;
+    for x in every_value::<T>() {
+        let v = x.to_f32();
+        let f32_text = json(&AsF32(&x));
+        assert_eq!(f32_text, json(&v), "{name}");
+        let string_text = json(&AsString(&x));
+        assert_eq!(string_text, format!("\"{v}\""), "{name}");
+        let quiet = if v.is_nan() {
+            f32::from_bits(v.to_bits() | 1 << 22)
+        } else {
+            v
+        };
+        assert_eq!(
+            bincode(&AsF32(&x)),
+            bincode(&quiet),
+            "{name} {:#x}",
+            x.to_bits_u32()
+        );
+        let reads = [
+            serde_json::from_str::<T>(&f32_text).ok(),
+            serde_json::from_str::<Value<T>>(&f32_text)
+                .ok()
+                .map(|v| v.0),
+            serde_json::from_str::<T>(&string_text).ok(),
+            serde_json::from_str::<Value<T>>(&string_text)
+                .ok()
+                .map(|v| v.0),
+        ];
+        for (i, back) in reads.into_iter().enumerate() {
+            let string_form = i >= 2;
+            match back {
+                Some(back) if v.is_nan() => assert!(is_nan(back) && string_form, "{name} {i}"),
+                Some(back) => assert_eq!(back.to_bits_u32(), x.to_bits_u32(), "{name} {v} {i}"),
+                None => assert!(!v.is_finite() && !string_form, "{name} {v} {i}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn adapters_on_every_pattern_of_every_type() {
+    for_all_formats!(T => { adapters_round_trip::<T>(); });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 //! `serde`'s `Serialize` and `Deserialize` for every type: the bits, as the `half` crate has
-//! them.
+//! them, and `half`'s adapters `serialize_as_f32` and `serialize_as_string`.
 //!
 //! [`crate::serde`] describes the forms for users, with the differences from `half` and
 //! `float8`; this module implements the default one and says how.
@@ -137,6 +137,16 @@ impl<'de, T: LowpFloat> Visitor<'de> for BitsVisitor<T> {
     }
 }
 
+/// `x` with a NaN quieted (the f32 quiet bit set): `half`'s `to_f32` quiets a signaling NaN,
+/// and its `serialize_as_f32` writes that.
+fn quiet(x: f32) -> f32 {
+    if x.is_nan() {
+        f32::from_bits(x.to_bits() | 0x0040_0000)
+    } else {
+        x
+    }
+}
+
 macro_rules! impl_serde {
     ($t:ident) => {
         impl Serialize for crate::$t {
@@ -154,6 +164,35 @@ macro_rules! impl_serde {
             /// describes the form.
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 deserializer.deserialize_newtype_struct(stringify!($t), BitsVisitor(PhantomData))
+            }
+        }
+
+        impl crate::$t {
+            /// Writes the value as an `f32` (`serialize_f32`), for
+            #[doc = concat!("`#[serde(serialize_with = \"lowp::", stringify!($t), "::serialize_as_f32\")]`:")]
+            /// the `half` crate's method of the same name, byte for byte: a NaN is written
+            /// quiet (the f32's quiet bit set, as `half`'s `to_f32` gives it). In JSON, NaN
+            /// and the infinities become `null`, which nothing reads back;
+            /// [`crate::serde::as_value`] writes strings for them. The default `Deserialize`
+            /// reads the output in human-readable formats, `as_value` in all.
+            pub fn serialize_as_f32<S: Serializer>(
+                &self,
+                serializer: S,
+            ) -> Result<S::Ok, S::Error> {
+                serializer.serialize_f32(quiet(self.to_f32()))
+            }
+
+            /// Writes the value as a string, as `f32`'s `Display` writes it (`"0.099975586"`
+            /// for the `f16` 0.1; `"NaN"`, `"inf"`, `"-inf"`), for
+            #[doc = concat!("`#[serde(serialize_with = \"lowp::", stringify!($t), "::serialize_as_string\")]`:")]
+            /// the `half` crate's method of the same name, byte for byte. The default
+            /// `Deserialize` and [`crate::serde::as_value`] read it back in human-readable
+            /// formats.
+            pub fn serialize_as_string<S: Serializer>(
+                &self,
+                serializer: S,
+            ) -> Result<S::Ok, S::Error> {
+                serializer.collect_str(&self.to_f32())
             }
         }
     };
