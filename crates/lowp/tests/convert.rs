@@ -64,7 +64,10 @@ fn wide_integers_keep_the_bits_below_the_kept_ones() {
     assert_eq!(f16::from_int::<i128>(i128::MIN).infinite_sign(), -1);
     // The largest u128 rounds to 2^128, just above bf16::MAX: infinity.
     assert!(bf16::from_int::<u128>(u128::MAX).is_infinite());
-    assert_eq!(f8e8m0fnu::from_int::<u128>(1 << 127).to_f64(), 2f64.powi(127));
+    assert_eq!(
+        f8e8m0fnu::from_int::<u128>(1 << 127).to_f64(),
+        2f64.powi(127)
+    );
     // FP4 saturates.
     assert_eq!(f4e2m1fn::from_int::<i64>(-1_000_000), f4e2m1fn::MIN);
     // Zero: +0, or NaN where there is no zero.

@@ -307,8 +307,8 @@ impl<T: LowpFloat> LowpVecExt<T> for Vec<T> {
 /// let bits = [0x3c00u16, 0x4000];
 /// let halves: &[f16] = bits.reinterpret_cast();
 /// assert_eq!(halves[1].to_f32(), 2.0);
-/// // The same bits read as bfloat16 are other numbers.
-/// assert_eq!(bits.reinterpret_cast::<bf16>()[1].to_f32(), 2.0f32.powi(1 - 127 + 1));
+/// // The same bits read as bfloat16 are other numbers: 0x3c00 is 2^-7 there.
+/// assert_eq!(bits.reinterpret_cast::<bf16>()[0].to_f32(), 0.0078125);
 ///
 /// let mut raw = [0u16; 2];
 /// raw.reinterpret_cast_mut::<f16>()[0] = f16::ONE;
