@@ -28,7 +28,10 @@ fn converting_slices() {
 
     let mut b = [bf16::ZERO; 3];
     b.convert_from_f64_slice(&[1.0, 1e-3, -1e40]);
-    assert_eq!(b.to_f32_vec(), vec![1.0, 0.00099945068359375, f32::NEG_INFINITY]);
+    assert_eq!(
+        b.to_f32_vec(),
+        vec![1.0, 0.00099945068359375, f32::NEG_INFINITY]
+    );
     assert_eq!(b.to_f64_vec()[0], 1.0);
 }
 

@@ -6,9 +6,17 @@ fn display_and_debug() {
     let tenth = f16::from_f32(0.1);
     assert_eq!(format!("{tenth}"), differs("0.099975586", "0.1"));
     assert_eq!(format!("{tenth:?}"), differs("0.099975586", "0.1"));
-    assert_eq!(format!("{:?}", bf16::from_f32(0.1)), differs("0.100097656", "0.1"));
+    assert_eq!(
+        format!("{:?}", bf16::from_f32(0.1)),
+        differs("0.100097656", "0.1")
+    );
     // Values whose f32 is already the shortest print alike.
-    for (x, shown) in [(1.5f32, "1.5"), (-2.0, "-2"), (0.25, "0.25"), (1024.0, "1024")] {
+    for (x, shown) in [
+        (1.5f32, "1.5"),
+        (-2.0, "-2"),
+        (0.25, "0.25"),
+        (1024.0, "1024"),
+    ] {
         assert_eq!(f16::from_f32(x).to_string(), shown);
     }
     // Shortest means fewer digits than the exact value where those still read back.
@@ -20,16 +28,25 @@ fn display_and_debug() {
     // With a precision both print the exact value rounded to it.
     assert_eq!(format!("{:.3}", tenth), "0.100");
     assert_eq!(format!("{:.6}", tenth), "0.099976");
-    assert_eq!(format!("{:>8.2}|{:<6}|{:+}", f16::ONE, f16::from_f32(1.5), f16::ONE), "    1.00|1.5   |+1");
+    assert_eq!(
+        format!("{:>8.2}|{:<6}|{:+}", f16::ONE, f16::from_f32(1.5), f16::ONE),
+        "    1.00|1.5   |+1"
+    );
 }
 
 #[test]
 fn exponent_notation() {
     assert_eq!(format!("{:e}", f16::from_f32(1500.0)), "1.5e3");
     assert_eq!(format!("{:E}", bf16::from_f32(0.125)), "1.25E-1");
-    assert_eq!(format!("{:e}", f16::from_f32(0.1)), differs("9.9975586e-2", "1e-1"));
+    assert_eq!(
+        format!("{:e}", f16::from_f32(0.1)),
+        differs("9.9975586e-2", "1e-1")
+    );
     // half drops the precision in exponent notation; lowp rounds to it.
-    assert_eq!(format!("{:.2e}", f16::from_f32(0.1)), differs("9.9975586e-2", "1.00e-1"));
+    assert_eq!(
+        format!("{:.2e}", f16::from_f32(0.1)),
+        differs("9.9975586e-2", "1.00e-1")
+    );
 }
 
 #[test]
@@ -40,7 +57,10 @@ fn bits_in_hex_binary_and_octal() {
     assert_eq!(format!("{:o}", f16::from_bits(8)), "10");
     // half ignores the flags; lowp formats the integer with them.
     assert_eq!(format!("{:#x}", f16::ONE), differs("3c00", "0x3c00"));
-    assert_eq!(format!("{:08b}", f16::from_bits(5)), differs("101", "00000101"));
+    assert_eq!(
+        format!("{:08b}", f16::from_bits(5)),
+        differs("101", "00000101")
+    );
 }
 
 #[test]
@@ -58,7 +78,10 @@ fn parsing() {
     // A decimal just above the tie between 1 and the next f16: half parses it as an f32,
     // which lands on the tie, and then rounds the tie to even (1); lowp rounds the decimal once.
     let above_tie = "1.000488281250000001";
-    assert_eq!(above_tie.parse::<f16>().unwrap().to_bits(), differs(0x3c00, 0x3c01));
+    assert_eq!(
+        above_tie.parse::<f16>().unwrap().to_bits(),
+        differs(0x3c00, 0x3c01)
+    );
     // Every value's printed form reads back as the same value.
     for bits in (0..=u16::MAX).step_by(7) {
         let x = f16::from_bits(bits);

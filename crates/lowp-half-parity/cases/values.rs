@@ -30,7 +30,10 @@ fn rounding_from_f32_and_f64() {
     assert_eq!(f16::from_f32(65519.0), f16::MAX);
     assert_eq!(f16::from_f32(1e-8), f16::ZERO);
     assert_eq!(f16::from_f32(-1e-8).to_bits(), 0x8000);
-    assert_eq!(f16::from_f32(5.960464477539063e-8), f16::MIN_POSITIVE_SUBNORMAL);
+    assert_eq!(
+        f16::from_f32(5.960464477539063e-8),
+        f16::MIN_POSITIVE_SUBNORMAL
+    );
     assert!(f16::from_f32(f32::NAN).is_nan());
     assert_eq!(bf16::from_f32(f32::MAX), bf16::INFINITY);
     assert_eq!(bf16::from_f64(1e300), bf16::INFINITY);
@@ -60,28 +63,58 @@ fn widening_is_exact() {
 #[test]
 fn constants() {
     assert_eq!(
-        [f16::ZERO, f16::NEG_ZERO, f16::ONE, f16::NEG_ONE, f16::INFINITY, f16::NEG_INFINITY]
-            .map(f16::to_bits),
+        [
+            f16::ZERO,
+            f16::NEG_ZERO,
+            f16::ONE,
+            f16::NEG_ONE,
+            f16::INFINITY,
+            f16::NEG_INFINITY
+        ]
+        .map(f16::to_bits),
         [0x0000, 0x8000, 0x3c00, 0xbc00, 0x7c00, 0xfc00]
     );
     assert_eq!(
-        [f16::MAX, f16::MIN, f16::MIN_POSITIVE, f16::MIN_POSITIVE_SUBNORMAL, f16::MAX_SUBNORMAL]
-            .map(f16::to_bits),
+        [
+            f16::MAX,
+            f16::MIN,
+            f16::MIN_POSITIVE,
+            f16::MIN_POSITIVE_SUBNORMAL,
+            f16::MAX_SUBNORMAL
+        ]
+        .map(f16::to_bits),
         [0x7bff, 0xfbff, 0x0400, 0x0001, 0x03ff]
     );
     assert_eq!(
-        [bf16::MAX, bf16::MIN, bf16::MIN_POSITIVE, bf16::MIN_POSITIVE_SUBNORMAL, bf16::MAX_SUBNORMAL]
-            .map(bf16::to_bits),
+        [
+            bf16::MAX,
+            bf16::MIN,
+            bf16::MIN_POSITIVE,
+            bf16::MIN_POSITIVE_SUBNORMAL,
+            bf16::MAX_SUBNORMAL
+        ]
+        .map(bf16::to_bits),
         [0x7f7f, 0xff7f, 0x0080, 0x0001, 0x007f]
     );
     assert_eq!(f16::EPSILON.to_f32(), 2f32.powi(-10));
     assert_eq!(bf16::EPSILON.to_f32(), 2f32.powi(-7));
     assert!(f16::NAN.is_nan() && bf16::NAN.is_nan());
     assert_eq!((f16::RADIX, f16::MANTISSA_DIGITS, f16::DIGITS), (2, 11, 3));
-    assert_eq!((f16::MIN_EXP, f16::MAX_EXP, f16::MIN_10_EXP, f16::MAX_10_EXP), (-13, 16, -4, 4));
-    assert_eq!((bf16::RADIX, bf16::MANTISSA_DIGITS, bf16::DIGITS), (2, 8, 2));
     assert_eq!(
-        (bf16::MIN_EXP, bf16::MAX_EXP, bf16::MIN_10_EXP, bf16::MAX_10_EXP),
+        (f16::MIN_EXP, f16::MAX_EXP, f16::MIN_10_EXP, f16::MAX_10_EXP),
+        (-13, 16, -4, 4)
+    );
+    assert_eq!(
+        (bf16::RADIX, bf16::MANTISSA_DIGITS, bf16::DIGITS),
+        (2, 8, 2)
+    );
+    assert_eq!(
+        (
+            bf16::MIN_EXP,
+            bf16::MAX_EXP,
+            bf16::MIN_10_EXP,
+            bf16::MAX_10_EXP
+        ),
         (-125, 128, -37, 38)
     );
 }
@@ -90,29 +123,58 @@ fn constants() {
 fn mathematical_constants_are_the_rounded_values() {
     use core::f64::consts as c;
     let f16_pairs = [
-        (f16::E, c::E), (f16::PI, c::PI), (f16::FRAC_1_PI, c::FRAC_1_PI),
-        (f16::FRAC_1_SQRT_2, c::FRAC_1_SQRT_2), (f16::FRAC_2_PI, c::FRAC_2_PI),
-        (f16::FRAC_2_SQRT_PI, c::FRAC_2_SQRT_PI), (f16::FRAC_PI_2, c::FRAC_PI_2),
-        (f16::FRAC_PI_3, c::FRAC_PI_3), (f16::FRAC_PI_4, c::FRAC_PI_4),
-        (f16::FRAC_PI_6, c::FRAC_PI_6), (f16::FRAC_PI_8, c::FRAC_PI_8), (f16::LN_10, c::LN_10),
-        (f16::LN_2, c::LN_2), (f16::LOG10_E, c::LOG10_E), (f16::LOG10_2, c::LOG10_2),
-        (f16::LOG2_E, c::LOG2_E), (f16::LOG2_10, c::LOG2_10), (f16::SQRT_2, c::SQRT_2),
+        (f16::E, c::E),
+        (f16::PI, c::PI),
+        (f16::FRAC_1_PI, c::FRAC_1_PI),
+        (f16::FRAC_1_SQRT_2, c::FRAC_1_SQRT_2),
+        (f16::FRAC_2_PI, c::FRAC_2_PI),
+        (f16::FRAC_2_SQRT_PI, c::FRAC_2_SQRT_PI),
+        (f16::FRAC_PI_2, c::FRAC_PI_2),
+        (f16::FRAC_PI_3, c::FRAC_PI_3),
+        (f16::FRAC_PI_4, c::FRAC_PI_4),
+        (f16::FRAC_PI_6, c::FRAC_PI_6),
+        (f16::FRAC_PI_8, c::FRAC_PI_8),
+        (f16::LN_10, c::LN_10),
+        (f16::LN_2, c::LN_2),
+        (f16::LOG10_E, c::LOG10_E),
+        (f16::LOG10_2, c::LOG10_2),
+        (f16::LOG2_E, c::LOG2_E),
+        (f16::LOG2_10, c::LOG2_10),
+        (f16::SQRT_2, c::SQRT_2),
     ];
     for (k, (constant, exact)) in f16_pairs.into_iter().enumerate() {
-        assert_eq!(constant.to_bits(), f16::from_f64(exact).to_bits(), "f16 constant {k}");
+        assert_eq!(
+            constant.to_bits(),
+            f16::from_f64(exact).to_bits(),
+            "f16 constant {k}"
+        );
     }
     let bf16_pairs = [
-        (bf16::E, c::E), (bf16::PI, c::PI), (bf16::FRAC_1_PI, c::FRAC_1_PI),
-        (bf16::FRAC_1_SQRT_2, c::FRAC_1_SQRT_2), (bf16::FRAC_2_PI, c::FRAC_2_PI),
-        (bf16::FRAC_2_SQRT_PI, c::FRAC_2_SQRT_PI), (bf16::FRAC_PI_2, c::FRAC_PI_2),
-        (bf16::FRAC_PI_3, c::FRAC_PI_3), (bf16::FRAC_PI_4, c::FRAC_PI_4),
-        (bf16::FRAC_PI_6, c::FRAC_PI_6), (bf16::FRAC_PI_8, c::FRAC_PI_8),
-        (bf16::LN_10, c::LN_10), (bf16::LN_2, c::LN_2), (bf16::LOG10_E, c::LOG10_E),
-        (bf16::LOG10_2, c::LOG10_2), (bf16::LOG2_E, c::LOG2_E), (bf16::LOG2_10, c::LOG2_10),
+        (bf16::E, c::E),
+        (bf16::PI, c::PI),
+        (bf16::FRAC_1_PI, c::FRAC_1_PI),
+        (bf16::FRAC_1_SQRT_2, c::FRAC_1_SQRT_2),
+        (bf16::FRAC_2_PI, c::FRAC_2_PI),
+        (bf16::FRAC_2_SQRT_PI, c::FRAC_2_SQRT_PI),
+        (bf16::FRAC_PI_2, c::FRAC_PI_2),
+        (bf16::FRAC_PI_3, c::FRAC_PI_3),
+        (bf16::FRAC_PI_4, c::FRAC_PI_4),
+        (bf16::FRAC_PI_6, c::FRAC_PI_6),
+        (bf16::FRAC_PI_8, c::FRAC_PI_8),
+        (bf16::LN_10, c::LN_10),
+        (bf16::LN_2, c::LN_2),
+        (bf16::LOG10_E, c::LOG10_E),
+        (bf16::LOG10_2, c::LOG10_2),
+        (bf16::LOG2_E, c::LOG2_E),
+        (bf16::LOG2_10, c::LOG2_10),
         (bf16::SQRT_2, c::SQRT_2),
     ];
     for (k, (constant, exact)) in bf16_pairs.into_iter().enumerate() {
-        assert_eq!(constant.to_bits(), bf16::from_f64(exact).to_bits(), "bf16 constant {k}");
+        assert_eq!(
+            constant.to_bits(),
+            bf16::from_f64(exact).to_bits(),
+            "bf16 constant {k}"
+        );
     }
 }
 
@@ -122,7 +184,13 @@ fn classification() {
     let sub = f16::from_bits(0x0200);
     assert_eq!(
         [f16::ZERO, sub, f16::ONE, f16::INFINITY, f16::NAN].map(f16::classify),
-        [FpCategory::Zero, FpCategory::Subnormal, FpCategory::Normal, FpCategory::Infinite, FpCategory::Nan]
+        [
+            FpCategory::Zero,
+            FpCategory::Subnormal,
+            FpCategory::Normal,
+            FpCategory::Infinite,
+            FpCategory::Nan
+        ]
     );
     assert!(f16::ONE.is_normal() && !sub.is_normal() && !f16::ZERO.is_normal());
     assert!(f16::MAX.is_finite() && !f16::INFINITY.is_finite() && !f16::NAN.is_finite());
@@ -153,9 +221,18 @@ fn comparison_and_ordering() {
     assert_eq!(f16::from_f32(-5.0).clamp(one, two), one);
     assert_eq!(f16::NEG_ZERO.total_cmp(&f16::ZERO), Ordering::Less);
     assert_eq!(f16::NAN.total_cmp(&f16::INFINITY), Ordering::Greater);
-    let mut v = [bf16::NAN, bf16::ONE, bf16::NEG_INFINITY, bf16::NEG_ZERO, bf16::ZERO];
+    let mut v = [
+        bf16::NAN,
+        bf16::ONE,
+        bf16::NEG_INFINITY,
+        bf16::NEG_ZERO,
+        bf16::ZERO,
+    ];
     v.sort_by(|a, b| a.total_cmp(b));
-    assert_eq!(v.map(bf16::to_bits), [0xff80, 0x8000, 0x0000, 0x3f80, 0x7fc0]);
+    assert_eq!(
+        v.map(bf16::to_bits),
+        [0xff80, 0x8000, 0x0000, 0x3f80, 0x7fc0]
+    );
 }
 
 #[test]
@@ -182,7 +259,11 @@ fn arithmetic_by_value_by_reference_and_in_place() {
     c %= f16::ONE;
     assert_eq!(c.to_f32(), 0.5);
     // Sums and products of iterators, by value and by reference.
-    let v = [bf16::from_f32(1.0), bf16::from_f32(2.0), bf16::from_f32(4.0)];
+    let v = [
+        bf16::from_f32(1.0),
+        bf16::from_f32(2.0),
+        bf16::from_f32(4.0),
+    ];
     assert_eq!(v.iter().sum::<bf16>().to_f32(), 7.0);
     assert_eq!(v.into_iter().sum::<bf16>().to_f32(), 7.0);
     assert_eq!(v.iter().product::<bf16>().to_f32(), 8.0);
