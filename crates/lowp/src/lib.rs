@@ -163,18 +163,18 @@ pub mod prelude {
     pub use crate::{bf16, f16};
 }
 
-/// The slice traits under the `half` crate's names: [`HalfFloatSliceExt`] (the same trait as
-/// [`LowpSliceExt`], for every format) and [`HalfBitsSliceExt`].
 pub mod slice {
+    //! The slice traits under the `half` crate's names: [`HalfFloatSliceExt`] (the same trait
+    //! as [`LowpSliceExt`], for every format) and [`HalfBitsSliceExt`].
     /// The `half` crate's name for [`LowpSliceExt`]: bulk conversion and `reinterpret_cast`.
     pub use crate::bulk::LowpSliceExt as HalfFloatSliceExt;
     pub use crate::bulk::{AllBitPatterns, HalfBitsSliceExt, LowpSliceExt};
 }
 
-/// The vector traits under the `half` crate's names: [`HalfFloatVecExt`] (the same trait as
-/// [`LowpVecExt`], for every format) and [`HalfBitsVecExt`].
 #[cfg(feature = "alloc")]
 pub mod vec {
+    //! The vector traits under the `half` crate's names: [`HalfFloatVecExt`] (the same trait as
+    //! [`LowpVecExt`], for every format) and [`HalfBitsVecExt`].
     /// The `half` crate's name for [`LowpVecExt`]: `from_f32_slice` and `reinterpret_into`.
     pub use crate::bulk::LowpVecExt as HalfFloatVecExt;
     pub use crate::bulk::{HalfBitsVecExt, LowpVecExt};
