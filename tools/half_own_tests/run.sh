@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On demand: half 2.7.1's own unit tests and doc examples, renamed to lowp, built and run.
-# About 5 minutes on two cores. Prints each suite's result line; exits non-zero on a failure.
+# About 8 minutes on two cores. Prints each suite's result line; exits non-zero on a failure.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
