@@ -23,6 +23,9 @@
 //! [ml_dtypes](https://github.com/jax-ml/ml_dtypes) (the exhaustive tests check all 2^32
 //! inputs against digests of ml_dtypes' results).
 //!
+//! [`F8E4M3`] and [`F8E5M2`] are the `float8` crate's (candle's) names for [`f8e4m3fn`] and
+//! [`f8e5m2`]; their docs say where `float8` answers differently.
+//!
 //! # Conversions
 //!
 //! * `from_f32`/`from_f64` round to nearest, ties to even, in one step from the source: an f64
@@ -144,6 +147,7 @@ pub mod serde;
 mod simd;
 mod traits;
 mod types;
+mod widen;
 
 /// The two half-precision types and the traits that make the crate's methods available:
 /// `use lowp::prelude::*;`, as with the `half` crate's prelude.
@@ -190,3 +194,26 @@ pub use types::{
     bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz,
     f8e8m0fnu, f16,
 };
+
+/// The `float8` crate's name for [`f8e4m3fn`], the OCP FP8 E4M3 format (bias 7, no infinity,
+/// NaN = S.1111.111): this crate's type itself, not a wrapper, so the two names mix freely.
+///
+/// `float8` 0.7's `F8E4M3` has the same bit layout and the same values, and rounds the same
+/// way, but differs at the top of the range: its `MAX` is 416 (0x7D) and it calls 448 (0x7E)
+/// `INFINITY`, and its conversions saturate (1000.0 gives 448), where here 448 is
+/// [`MAX`](f8e4m3fn::MAX), there is no `INFINITY`, and overflow gives NaN as OCP and ml_dtypes
+/// define it ([`from_f32_saturating`](f8e4m3fn::from_f32_saturating) saturates). It also
+/// classifies zero and NaN as subnormal. Every difference, with an example and the test that
+/// measures it, is listed in `docs/migrating-from-float8.md` in lowp's repository.
+pub type F8E4M3 = f8e4m3fn;
+
+/// The `float8` crate's name for [`f8e5m2`], the OCP FP8 E5M2 format (bias 15, ±infinity and
+/// NaN as in IEEE 754): this crate's type itself, not a wrapper.
+///
+/// `float8` 0.7's `F8E5M2` has the same bit layout and values and rounds the same way, but its
+/// `INFINITY` is 57344 (0x7B, the largest finite value; here [`MAX`](f8e5m2::MAX)) and its
+/// `MAX` 49152 (0x7A); its conversions saturate to 57344 where here they give infinity; only
+/// 0x7E and 0xFE are NaN to its `is_nan` (here 0x7D to 0x7F and 0xFD to 0xFF, as in IEEE 754)
+/// and 0x7C, infinity, counts as a normal number. `docs/migrating-from-float8.md` in lowp's
+/// repository lists every difference with an example.
+pub type F8E5M2 = f8e5m2;
