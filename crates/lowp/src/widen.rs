@@ -29,3 +29,34 @@ macro_rules! impl_to_f16 {
 }
 
 crate::for_each_format!(impl_to_f16, rows);
+
+#[cfg(test)]
+mod tests {
+    use core::sync::atomic::{AtomicU32, Ordering};
+
+    /// How many patterns [`check_to_f16`] checked.
+    static CHECKED: AtomicU32 = AtomicU32::new(0);
+
+    /// Checks, for a format that has `to_f16` (the same rows as above), that it is `f16::from`
+    /// on every bit pattern, NaNs included.
+    macro_rules! check_to_f16 {
+        ($t:ident, $variant:ident, u8, f32, $($rest:tt)*) => {
+            for bits in 0..1u32 << crate::$t::FORMAT.total_bits() {
+                let x = crate::$t::from_bits(bits as u8);
+                let (got, want) = (x.to_f16(), crate::f16::from(x));
+                let name = stringify!($t);
+                assert_eq!(got.to_bits(), want.to_bits(), "{name} {bits:#x}");
+                assert!(got.is_nan() == x.is_nan() && (got.to_f64() == x.to_f64() || x.is_nan()));
+                CHECKED.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        ($($other:tt)*) => {};
+    }
+
+    #[test]
+    fn to_f16_is_the_lossless_from_on_every_bit_pattern() {
+        crate::for_each_format!(check_to_f16, rows);
+        // Six FP8 formats, two FP6 and one FP4.
+        assert_eq!(CHECKED.load(Ordering::Relaxed), 6 * 256 + 2 * 64 + 16);
+    }
+}
