@@ -527,7 +527,7 @@ macro_rules! impl_lowp_element {
             }
             #[inline]
             fn to_i64(self) -> i64 {
-                lowp::$t::to_i64(self)
+                self.to_int::<i64>()
             }
             #[inline]
             fn from_i64(v: i64, saturate: bool) -> lowp::$t {
