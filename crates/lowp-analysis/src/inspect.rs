@@ -71,13 +71,16 @@ pub struct Report {
     lines: Vec<Line>,
 }
 
-/// Works out the report for VALUE `text`, the `--as` format and the `--to` formats.
+/// Works out the report for VALUE `text`, the `--as` format and the `--to` formats. `as_arg`
+/// is how the caller's user names the `--as` format (`"--as FORMAT"`, `"source='FORMAT'"`),
+/// for the error messages ([`Input::parse`]).
 pub fn run(
     text: &str,
     as_format: Option<&'static Format>,
     to: &[&'static Format],
+    as_arg: &str,
 ) -> Result<Report, Error> {
-    let input = Input::parse(text, as_format)?;
+    let input = Input::parse(text, as_format, as_arg)?;
     let mut lines = Vec::new();
     let (source, targets): (f64, Vec<&'static Format>) = match (input, as_format) {
         (Input::Bits { ops, bits }, _) => {
@@ -351,7 +354,13 @@ mod tests {
 
     fn results(text: &str, as_format: Option<&str>, to: &[&str]) -> Vec<Value> {
         let to: Vec<_> = to.iter().map(|n| lookup(n).unwrap()).collect();
-        let report = run(text, as_format.map(|n| lookup(n).unwrap()), &to).unwrap();
+        let report = run(
+            text,
+            as_format.map(|n| lookup(n).unwrap()),
+            &to,
+            "--as FORMAT",
+        )
+        .unwrap();
         let v: Value = serde_json::from_str(&report.to_json()).unwrap();
         v["results"].as_array().unwrap().clone()
     }
@@ -418,6 +427,7 @@ mod tests {
                     &text,
                     Some(ops),
                     &crate::registry::all().collect::<Vec<_>>(),
+                    "--as FORMAT",
                 )
                 .unwrap_or_else(|e| panic!("{} {text}: {e}", ops.name));
                 let first = &report.lines[0].rounded;

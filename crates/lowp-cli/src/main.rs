@@ -298,7 +298,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
     match cli.command {
         Command::Formats(args) => Ok(render(&formats::table(), args.format)),
         Command::Inspect(args) => {
-            let report = inspect::run(&args.value, args.as_format, &args.to)?;
+            let report = inspect::run(&args.value, args.as_format, &args.to, "--as FORMAT")?;
             Ok(match args.format {
                 InspectStyle::Table => report.to_text(),
                 InspectStyle::Json => report.to_json(),

@@ -214,11 +214,14 @@ const MIN_PER_THREAD: usize = 1 << 15;
 
 impl Threads {
     /// `threads = None` (all cores, for arrays large enough to gain) or a count (1: the
-    /// calling thread). Pools of other sizes are built once and kept.
+    /// calling thread) from 1 to [`max_threads`]. Pools of other sizes are built when asked
+    /// for and the last [`POOLS_KEPT`] are kept, so asking for many sizes never accumulates
+    /// threads.
     pub fn new(count: Option<usize>, len: usize) -> Result<Threads, String> {
         match count {
             Some(0) => Err("threads must be at least 1 (or None for all cores)".to_string()),
             Some(1) => Ok(Threads::Serial),
+            Some(n) if n > max_threads() => Err(too_many(&n.to_string())),
             Some(n) => pool(n).map(Threads::Pool),
             None if len < 2 * MIN_PER_THREAD || rayon::current_num_threads() < 2 => {
                 Ok(Threads::Serial)
@@ -257,12 +260,44 @@ impl Threads {
     }
 }
 
-/// The cached pool of `n` threads.
+/// The most threads one conversion may ask for: 4 per core, and at least 16 (so that a
+/// thread count that works on one machine works on a small one too). Conversions are
+/// element-wise and their results do not depend on the split, so more threads than cores only
+/// add overhead; the bound stops a mistyped count from starting threads until the process
+/// runs out of them.
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    cores.saturating_mul(4).max(16)
+}
+
+/// The error for a thread count above [`max_threads`] (`count` as the caller wrote it).
+pub fn too_many(count: &str) -> String {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    format!(
+        "threads must be at most {} (4 per core, at least 16; this machine has {cores} cores), \
+         not {count}",
+        max_threads()
+    )
+}
+
+/// How many pools of explicit sizes are kept between calls: enough for a program that
+/// alternates between two counts, few enough that the threads they hold stay bounded (at most
+/// `POOLS_KEPT * max_threads()`, beside rayon's global pool).
+pub const POOLS_KEPT: usize = 2;
+
+/// A pool of `n` threads: a kept one, or a new one that replaces the least recently used
+/// (whose threads exit once no running conversion holds it).
 fn pool(n: usize) -> Result<Arc<rayon::ThreadPool>, String> {
     static POOLS: Mutex<Vec<Arc<rayon::ThreadPool>>> = Mutex::new(Vec::new());
     let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = pools.iter().find(|p| p.current_num_threads() == n) {
-        return Ok(p.clone());
+    // Most recently used last.
+    if let Some(i) = pools.iter().position(|p| p.current_num_threads() == n) {
+        let p = pools.remove(i);
+        pools.push(p.clone());
+        return Ok(p);
+    }
+    if pools.len() >= POOLS_KEPT {
+        pools.remove(0);
     }
     let p = rayon::ThreadPoolBuilder::new()
         .num_threads(n)
@@ -578,7 +613,19 @@ mod tests {
             Ok(Threads::Serial)
         ));
         assert!(Threads::new(Some(0), 10).is_err());
+        assert!(Threads::new(Some(max_threads()), 10).is_ok());
+        let err = Threads::new(Some(max_threads() + 1), 10).unwrap_err();
+        assert!(err.starts_with("threads must be at most"), "{err}");
+        assert!(Threads::new(Some(1 << 40), 10).is_err());
         let a = pool(2).unwrap();
         assert!(Arc::ptr_eq(&a, &pool(2).unwrap()));
+        // Only the last POOLS_KEPT sizes are kept (one test, since the other tests build
+        // pools of 3 threads at the same time).
+        let a = pool(5).unwrap();
+        for n in 6..6 + POOLS_KEPT {
+            pool(n).unwrap();
+        }
+        // 5 was evicted: asking again builds another pool.
+        assert!(!Arc::ptr_eq(&a, &pool(5).unwrap()));
     }
 }

@@ -54,7 +54,9 @@ const ROUNDINGS: [&str; 5] = ["nearest", "zero", "up", "down", "stochastic"];
 /// source: the format a uint8/uint16 array holds the bits of.
 /// bits: return the uint8/uint16 bit patterns instead of the format's dtype.
 /// threads: None uses every core for arrays of 64Ki elements or more; 1 the calling thread;
-///     n a pool of n threads. The GIL is released while converting.
+///     n a pool of n threads, n at most MAX_THREADS (4 per core, at least 16; a larger n,
+///     0 or a negative n is a ValueError). Pools of the last two sizes asked for are kept
+///     for the next calls; older ones are shut down. The GIL is released while converting.
 /// out: an array to write the result into (and return) instead of a new one: same shape,
 ///     contiguous in the same order, of the target's dtype or its uint8/uint16 bits. Saves
 ///     allocating, and the page faults of writing to fresh memory.
@@ -232,14 +234,28 @@ fn seed_arg(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
     seed.extract::<u64>().map_err(|_| bad())
 }
 
-/// Where to convert `len` elements, from `threads=`.
+/// Where to convert `len` elements, from `threads=`: None, or an int from 1 to
+/// [`convert::max_threads`].
 fn threads_arg(threads: Option<&Bound<'_, PyAny>>, len: usize) -> PyResult<Threads> {
     let count = match threads {
         None => None,
         Some(t) if t.is_none() => None,
-        Some(t) => Some(t.extract::<usize>().map_err(|_| {
-            PyValueError::new_err(format!("threads must be None or a positive int, not {t}"))
-        })?),
+        Some(t) => {
+            let bad = || {
+                PyValueError::new_err(format!(
+                    "threads must be None or a positive int (at most {}), not {t}",
+                    convert::max_threads()
+                ))
+            };
+            match t.extract::<i128>() {
+                Ok(n) if n < 0 => return Err(bad()),
+                Ok(n) => match usize::try_from(n) {
+                    Ok(n) => Some(n),
+                    Err(_) => return Err(PyValueError::new_err(convert::too_many(&t.to_string()))),
+                },
+                Err(_) => return Err(bad()),
+            }
+        }
     };
     Threads::new(count, len).map_err(PyValueError::new_err)
 }
@@ -363,7 +379,7 @@ fn inspect<'py>(
             .collect::<PyResult<_>>()?,
         Some(t) => vec![arrays::format_arg(t)?],
     };
-    let report = lowp_analysis::inspect::run(&text, as_format, &to)
+    let report = lowp_analysis::inspect::run(&text, as_format, &to, "source='FORMAT'")
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     report::records(py, &report.table())
 }
@@ -392,6 +408,7 @@ fn lowp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simd_path, m)?)?;
     m.add_class::<report::Finfo>()?;
     m.add("ROUNDINGS", ROUNDINGS.to_vec())?;
+    m.add("MAX_THREADS", convert::max_threads())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
