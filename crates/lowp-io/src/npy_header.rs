@@ -3,14 +3,33 @@
 //!
 //! The reader is a recursive descent over the small part of Python's literal syntax that
 //! NumPy writes (strings, integers, `True`/`False`/`None`, tuples, lists, dicts). Every byte
-//! is looked at once and the nesting is capped, so a hostile header costs time linear in its
-//! length and a bounded stack, whatever its brackets.
+//! is looked at once (no backtracking, no second pass) and the nesting is capped, so a hostile
+//! header costs time linear in its length and a bounded stack, whatever its brackets; and the
+//! length itself is capped at [`MAX_HEADER_LEN`]. (`npyz`, the parser used before, backtracked:
+//! `{'descr': [[...]]}` nested 20 deep took 1.8 s, 22 deep 7.6 s, and each level doubled it.)
 
 use std::fmt::Write as _;
 
 /// The deepest nesting of brackets accepted (a structured dtype of structured dtypes nests a
 /// few levels; NumPy itself writes nothing near this).
 pub(crate) const MAX_NESTING: usize = 32;
+
+/// The longest header accepted, in bytes: NumPy's own limit (`max_header_size`, 10,000 bytes
+/// in `numpy.lib.format`), past which `np.load` refuses a file unless it is trusted with
+/// `allow_pickle=True`. Plain dtypes need a small fraction of it (a 64-dimension shape of
+/// 20-digit sizes is under 1,500 bytes); only structured dtypes with hundreds of fields come
+/// near it.
+pub(crate) const MAX_HEADER_LEN: u64 = 10_000;
+
+/// Refuses a header longer than [`MAX_HEADER_LEN`], before any of it is read or parsed.
+pub(crate) fn check_len(len: u64) -> Result<(), String> {
+    if len > MAX_HEADER_LEN {
+        return Err(format!(
+            "the .npy header is {len} bytes, more than the {MAX_HEADER_LEN} NumPy accepts"
+        ));
+    }
+    Ok(())
+}
 
 /// What a `.npy` header says about its array.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,8 +69,10 @@ enum Value {
     Dict(Vec<(Value, Value)>),
 }
 
-/// Parses the header text (the bytes between the length field and the data).
+/// Parses the header text (the bytes between the length field and the data), in time linear
+/// in its length, which is at most [`MAX_HEADER_LEN`].
 pub(crate) fn parse(text: &[u8]) -> Result<Header, String> {
+    check_len(text.len() as u64)?;
     let text = std::str::from_utf8(text)
         .map_err(|_| "invalid .npy header: not ASCII/UTF-8 text".to_string())?;
     let mut p = Parser {
@@ -447,17 +468,40 @@ mod tests {
         }
     }
 
+    /// `f()` run on a thread, failing (not hanging) if it takes more than 10 s: linear parsing
+    /// answers in microseconds, the exponential parser of issue 17 took hours.
+    fn within_10_s<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (send, recv) = std::sync::mpsc::channel();
+        std::thread::spawn(move || send.send(f()));
+        recv.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("parsing took over 10 s: exponential again?")
+    }
+
+    /// The header of issue 17's hostile file: `descr` nested `depth` brackets deep.
+    fn nested(depth: usize) -> String {
+        format!(
+            "{{'descr': {}'<f4'{}, 'fortran_order': False, 'shape': (1,), }}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    }
+
     #[test]
     fn deep_nesting_is_refused_at_once() {
-        // Exponential in a backtracking parser; here one pass that stops at the cap.
-        for depth in [MAX_NESTING + 1, 10_000, 1_000_000] {
-            let text = format!(
-                "{{'descr': {}'<f4'{}}}",
-                "[".repeat(depth),
-                "]".repeat(depth)
-            );
-            let err = parse(text.as_bytes()).unwrap_err();
-            assert!(err.contains("nest deeper"), "{err}");
+        // npyz took 1.8 s at depth 20 and doubled with each level; here one pass that stops
+        // at the cap. The dict is one level, so `descr` may nest MAX_NESTING - 1 deep.
+        let cases = [
+            (20, "a field has no dtype"),
+            (30, "a field has no dtype"),
+            (MAX_NESTING - 1, "a field has no dtype"),
+            (MAX_NESTING, "brackets nest deeper than 32 levels"),
+            (MAX_NESTING + 1, "brackets nest deeper than 32 levels"),
+            (4_000, "brackets nest deeper than 32 levels"),
+            (5_000, "more than the 10000 NumPy accepts"),
+        ];
+        for (depth, want) in cases {
+            let err = within_10_s(move || parse(nested(depth).as_bytes())).unwrap_err();
+            assert!(err.contains(want), "depth {depth}: {err}");
         }
         let ok = format!("{}1{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
         let mut p = Parser {
@@ -465,6 +509,18 @@ mod tests {
             i: 0,
         };
         assert!(p.value(0).is_ok());
+    }
+
+    #[test]
+    fn headers_past_numpys_limit_are_refused() {
+        let pad = |n: usize| {
+            let mut h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }".to_string();
+            h.extend(std::iter::repeat_n(' ', n - h.len()));
+            h
+        };
+        assert!(parse(pad(MAX_HEADER_LEN as usize).as_bytes()).is_ok());
+        let err = parse(pad(MAX_HEADER_LEN as usize + 1).as_bytes()).unwrap_err();
+        assert!(err.contains("10001 bytes, more than the 10000"), "{err}");
     }
 
     #[test]
@@ -501,10 +557,14 @@ mod tests {
                 (shape, fortran)
             );
         }
-        let huge: Vec<u64> = vec![1; 30_000]; // 90,000 bytes of shape: past version 1.0's 65,535
+        // 90,000 bytes of shape: past version 1.0's 65,535, so written as version 2.0, as
+        // NumPy does (and, as NumPy does by default, refused when read back).
+        let huge: Vec<u64> = vec![1; 30_000];
         let out = write("<f2", false, &huge);
         assert_eq!(&out[6..8], &[2, 0]);
         assert_eq!(out.len() % 64, 0);
-        assert_eq!(parse(&out[12..]).unwrap().shape, huge);
+        let len = u32::from_le_bytes(out[8..12].try_into().unwrap()) as usize;
+        assert_eq!(12 + len, out.len());
+        assert!(parse(&out[12..]).unwrap_err().contains("NumPy accepts"));
     }
 }

@@ -2,9 +2,10 @@
 //! `np.savez` or deflated by `np.savez_compressed`).
 //!
 //! The header is parsed by [`crate::npy_header`] in one linear pass, after its length is
-//! checked against the file's; the data is then converted in bulk like any tensor, byte-swapped first
-//! when big-endian (`>f4`). C and Fortran order need nothing: conversion is element-wise, and
-//! the output header keeps the order and shape. Converted arrays are written little-endian.
+//! checked against NumPy's limit and the file's; the data is then converted in bulk like any
+//! tensor, byte-swapped first when big-endian (`>f4`). C and Fortran order need nothing:
+//! conversion is element-wise, and the output header keeps the order and shape. Converted
+//! arrays are written little-endian.
 //! NumPy has no bf16 or FP8 dtype (ml_dtypes arrays are saved as raw `V2`/`V1` bytes that
 //! do not say what they hold), so those targets are refused for NumPy output.
 
@@ -19,10 +20,6 @@ use crate::report::TensorReport;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
-
-/// The largest `.npy` header accepted. NumPy's own reader refuses headers over 10,000 bytes
-/// unless told otherwise; this leaves room for large structured dtypes.
-const MAX_HEADER: u64 = 1 << 20;
 
 /// A parsed and checked `.npy` header.
 pub struct Array {
@@ -60,11 +57,7 @@ fn read_array(r: &mut dyn Read, available: u64) -> Result<Array, String> {
     len[..len_bytes].copy_from_slice(&pre[8..8 + len_bytes]);
     let header_len = u32::from_le_bytes(len) as u64;
     let data_start = 8 + len_bytes as u64 + header_len;
-    if header_len > MAX_HEADER {
-        return Err(format!(
-            "the .npy header length {header_len} exceeds {MAX_HEADER} bytes"
-        ));
-    }
+    npy_header::check_len(header_len)?;
     if data_start > available {
         return Err(format!(
             "the .npy header length {header_len} runs past the end of the data ({available} \
@@ -395,7 +388,11 @@ mod tests {
                 "unsupported .npy version 9.0",
             ),
             (b"\x93NUMPX\x01\x00\x10\x00".to_vec(), "magic"),
-            (b"\x93NUMPY\x01\x00\xff\xff{".to_vec(), "runs past the end"),
+            (b"\x93NUMPY\x01\x00\x00\x10{".to_vec(), "runs past the end"),
+            (
+                b"\x93NUMPY\x01\x00\xff\xff{".to_vec(),
+                "the .npy header is 65535 bytes, more than the 10000 NumPy accepts",
+            ),
             (
                 npy(
                     &format!("{{'descr': {}'<f4'{}}}", "[".repeat(40), "]".repeat(40)),
