@@ -16,6 +16,16 @@ pub enum Error {
     Cancelled,
 }
 
+impl From<lowp_fs::Error> for Error {
+    /// A refused output path is an invalid request; a file system that refused, a failure.
+    fn from(e: lowp_fs::Error) -> Error {
+        match e {
+            lowp_fs::Error::Invalid(m) => Error::Invalid(m),
+            lowp_fs::Error::Io(m) => Error::Failure(m),
+        }
+    }
+}
+
 impl Error {
     /// An [`Error::Invalid`].
     pub fn invalid(message: impl Into<String>) -> Self {

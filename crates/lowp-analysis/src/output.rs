@@ -322,35 +322,12 @@ pub fn json_text(value: &Value) -> String {
     s
 }
 
-/// Fails early (a usage error) when the folder `file` would be written in does not exist.
-pub fn check_parent_dir(file: &std::path::Path) -> Result<(), Error> {
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if dir.is_dir() {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "cannot write {}: no directory {}",
-            file.display(),
-            dir.display()
-        )))
-    }
-}
-
-/// Writes `contents` to `file`: to a temporary file beside it, then renamed into place, so a
-/// failure never leaves a half-written file.
+/// Writes `contents` to `file` through [`lowp_fs::write_atomically`]: a new temporary file
+/// beside it (created exclusively, under an unpredictable name), renamed into place, so a
+/// failure never leaves a half-written file; a `file` that is a device, FIFO, socket or
+/// directory is refused, never replaced.
 pub fn write_atomically(file: &std::path::Path, contents: &[u8]) -> Result<(), Error> {
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file.file_name().unwrap_or_default());
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = file.with_file_name(tmp_name);
-    let result = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, file));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::failure(format!("cannot write {}: {e}", file.display()))
-    })
+    Ok(lowp_fs::write_atomically(file, contents)?)
 }
 
 #[cfg(test)]

@@ -473,16 +473,10 @@ pub fn write_all(dir: &Path, pictures: &[Picture]) -> Result<Vec<PathBuf>, Error
     pictures.iter().map(|p| p.write(dir)).collect()
 }
 
-/// Creates `dir` and its parents, unless it exists; a file in the way is a usage error.
+/// Creates `dir` and its parents, unless it exists; a file, device or FIFO in the way is a
+/// usage error ([`lowp_fs::create_dir`]).
 pub fn create_dir(dir: &Path) -> Result<(), Error> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(Error::invalid(format!(
-            "--out {}: not a directory",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::failure(format!("cannot create {}: {e}", dir.display())))
+    Ok(lowp_fs::create_dir(dir)?)
 }
 
 #[cfg(test)]

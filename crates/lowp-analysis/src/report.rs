@@ -279,12 +279,8 @@ pub struct Written {
 /// computed, so a cancelled run leaves nothing behind.
 #[cfg(feature = "plot")]
 pub fn run(dir: &Path, formats: &[&'static Format], ctl: &Control<'_>) -> Result<Written, Error> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(Error::invalid(format!(
-            "--out {}: not a directory",
-            dir.display()
-        )));
-    }
+    // A file, device or unwritable place is refused before the minutes of computing.
+    lowp_fs::check_output(lowp_fs::Named::new("--out", dir), lowp_fs::Expect::Dir)?;
     let start = Instant::now();
     let mut results = compute(formats, ctl)?;
     let drawing = Instant::now();

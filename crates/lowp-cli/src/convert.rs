@@ -25,7 +25,9 @@ pub struct ConvertArgs {
 
     /// The file to write, of the same kind as IN, or for a model a new directory (not with
     /// --dry-run). Written under a temporary name beside it and renamed when complete; an
-    /// existing OUT file is replaced, a directory must be new or empty.
+    /// existing OUT file is replaced, a directory must be new or empty. OUT may not be IN (by
+    /// any path or link), --report, a device (/dev/null), FIFO or socket (refused, never
+    /// replaced or written through), nor end in '/' when IN is a file.
     #[arg(value_name = "OUT")]
     output: Option<PathBuf>,
 
@@ -87,7 +89,8 @@ pub struct ConvertArgs {
     #[arg(long)]
     dry_run: bool,
 
-    /// Also write the report to FILE as JSON.
+    /// Also write the report to FILE as JSON (a regular file, not IN or OUT; checked before
+    /// the conversion starts).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
 }
@@ -193,9 +196,20 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
             t.name()
         )));
     }
-    if let Some(file) = &args.report {
-        output::check_parent_dir(file)?;
-    }
+    // Every output against the input and each other, before any work: OUT is a file, or a
+    // directory when IN is a model directory or index.
+    let out_kind = if lowp_io::model::Model::is_model_path(&args.input) {
+        output::Expect::Dir
+    } else {
+        output::Expect::File
+    };
+    output::check_outputs(
+        &[("IN", &args.input)],
+        &[
+            ("OUT", args.output.as_deref(), out_kind),
+            ("--report", args.report.as_deref(), output::Expect::File),
+        ],
+    )?;
     let quant = QuantOptions {
         rounding: match args.rounding {
             RoundingMode::Nearest => ElementRounding::Nearest,

@@ -53,6 +53,14 @@ impl CliError {
                     Some(ContextValue::Strings(v)) => v.join(", "),
                     _ => String::new(),
                 };
+                if valid.is_empty() {
+                    // clap's path parser refuses an empty path without a list of choices.
+                    return Some(CliError::usage(if value.is_empty() {
+                        format!("{arg} is empty: give a file or directory name")
+                    } else {
+                        format!("invalid value '{value}' for {arg}")
+                    }));
+                }
                 Some(CliError::usage(format!(
                     "invalid value '{value}' for '{arg}'; valid values: {valid}"
                 )))
@@ -79,6 +87,17 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+impl From<lowp_fs::Error> for CliError {
+    /// A refused output path (an input, a device, a directory, an empty name) is a usage
+    /// error (2); a file system that refused (no permission) a failure (1).
+    fn from(err: lowp_fs::Error) -> Self {
+        match err {
+            lowp_fs::Error::Invalid(m) => CliError::usage(m),
+            lowp_fs::Error::Io(m) => CliError::failure(m),
+        }
+    }
+}
 
 impl From<lowp_analysis::Error> for CliError {
     /// Invalid requests are usage errors (2), failures I/O errors (1), a cancelled run an

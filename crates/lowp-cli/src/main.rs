@@ -324,6 +324,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
         }
         Command::Accumulate(args) => run_accumulate(&args),
         Command::Plot(args) => {
+            output::check_outputs(&[], &[("--out", Some(&args.out), output::Expect::Dir)])?;
             let paths = plot::write_all(&args.out, &plot::all()?)?;
             Ok(paths
                 .iter()
@@ -331,6 +332,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
                 .collect())
         }
         Command::Report(args) => {
+            output::check_outputs(&[], &[("--out", Some(&args.out), output::Expect::Dir)])?;
             let written = progress::with_control(|ctl| report::run(&args.out, &args.formats, ctl))?;
             Ok(format!(
                 "wrote {} with {} pictures and the full tables (error-table.csv/json, \
@@ -347,9 +349,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
 /// Runs `lowp accumulate`: sums in the format, draws the running sums into `--plot` if given,
 /// and answers the text (or JSON) to print.
 fn run_accumulate(args: &AccumulateArgs) -> Result<String, CliError> {
-    if let Some(file) = &args.plot {
-        output::check_parent_dir(file)?;
-    }
+    output::check_outputs(&[], &[("--plot", args.plot.as_deref(), output::Expect::File)])?;
     let setup = accumulate::Setup {
         n: usize::try_from(args.n).map_err(|_| CliError::usage("--n is too large"))?,
         distribution: match args.distribution {

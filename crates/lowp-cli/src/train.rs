@@ -75,9 +75,14 @@ pub fn run(args: &TrainArgs) -> Result<String, CliError> {
         (None, true) => Some(PathBuf::from(DEFAULT_PLOT)),
         (None, false) => None,
     };
-    for file in args.json.iter().chain(&plot) {
-        output::check_parent_dir(file)?;
-    }
+    // Before the training: a --json or --plot that cannot be written fails now, not after it.
+    output::check_outputs(
+        &[],
+        &[
+            ("--json", args.json.as_deref(), output::Expect::File),
+            ("--plot", plot.as_deref(), output::Expect::File),
+        ],
+    )?;
     let data = Digits::load()
         .and_then(|d| d.split(config.test_fraction, config.seed))
         .map_err(|e| CliError::failure(e.to_string()))?;

@@ -180,18 +180,20 @@ pub fn temp_name(name: &OsStr) -> OsString {
 /// How many fresh names are tried when a temporary name is taken.
 const TRIES: usize = 16;
 
-/// Creates a new empty directory beside `target` under a [`temp_name`] (`mkdir` is exclusive:
-/// an existing file or link there is never used), and answers its path.
-pub fn create_temp_dir_beside(target: &Path) -> Result<PathBuf, Error> {
-    let name = target
-        .file_name()
-        .ok_or_else(|| Error::Invalid(format!("{} names no directory", target.display())))?;
+/// Makes something new beside `target` under a fresh [`temp_name`] with `make` (which must
+/// fail with `AlreadyExists` on a taken name: `create_new`, `mkdir`), trying a few names.
+fn create_beside<T>(
+    target: &Path,
+    name: &OsStr,
+    what: &str,
+    make: impl Fn(&Path) -> io::Result<T>,
+) -> Result<(PathBuf, T), Error> {
     let dir = parent_dir(target);
     let mut last = None;
     for _ in 0..TRIES {
         let path = dir.join(temp_name(name));
-        match fs::create_dir(&path) {
-            Ok(()) => return Ok(path),
+        match make(&path) {
+            Ok(made) => return Ok((path, made)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => {
                 last = Some(e);
@@ -200,10 +202,19 @@ pub fn create_temp_dir_beside(target: &Path) -> Result<PathBuf, Error> {
         }
     }
     Err(Error::Io(format!(
-        "cannot create a temporary directory beside {}: {}",
+        "cannot create a temporary {what} beside {}: {}",
         target.display(),
         last.map_or_else(String::new, |e| e.to_string())
     )))
+}
+
+/// Creates a new empty directory beside `target` under a [`temp_name`] (`mkdir` is exclusive:
+/// an existing file or link there is never used), and answers its path.
+pub fn create_temp_dir_beside(target: &Path) -> Result<PathBuf, Error> {
+    let name = target
+        .file_name()
+        .ok_or_else(|| Error::Invalid(format!("{} names no directory", target.display())))?;
+    create_beside(target, name, "directory", |p| fs::create_dir(p)).map(|(path, ())| path)
 }
 
 /// A file being written for `target`: created new beside it (in the target's folder, so the
@@ -227,36 +238,19 @@ impl TempFile {
     pub fn beside(target: &Path) -> Result<TempFile, Error> {
         let name = file_name(target, &target.display().to_string())?;
         check_replaceable(target)?;
-        let dir = parent_dir(target);
-        let mut last = None;
-        for _ in 0..TRIES {
-            let path = dir.join(temp_name(name));
-            match OpenOptions::new()
+        let (path, file) = create_beside(target, name, "file", |p| {
+            OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => {
-                    return Ok(TempFile {
-                        target: target.to_path_buf(),
-                        path,
-                        file,
-                        committed: false,
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => {
-                    last = Some(e);
-                    break;
-                }
-            }
-        }
-        Err(Error::Io(format!(
-            "cannot create a temporary file beside {}: {}",
-            target.display(),
-            last.map_or_else(String::new, |e| e.to_string())
-        )))
+                .open(p)
+        })?;
+        Ok(TempFile {
+            target: target.to_path_buf(),
+            path,
+            file,
+            committed: false,
+        })
     }
 
     /// The open temporary file.
@@ -358,10 +352,7 @@ impl Identity {
         let mut rest = Vec::new();
         let mut base = path;
         let canonical_base = loop {
-            let parent = match base.parent() {
-                Some(p) => p,
-                None => return None,
-            };
+            let parent = base.parent()?;
             rest.push(base.components().next_back()?);
             let parent = if parent.as_os_str().is_empty() {
                 Path::new(".")

@@ -30,6 +30,16 @@ impl Error {
         Error::File(message.into())
     }
 
+    /// The error of a refused output path: an invalid request ([`Error::Invalid`]), or a file
+    /// system that refused ([`Error::File`]). A function, not a `From` impl, so that `?` on
+    /// the crate's own errors keeps inferring its types.
+    pub fn from_fs(e: lowp_fs::Error) -> Error {
+        match e {
+            lowp_fs::Error::Invalid(m) => Error::Invalid(m),
+            lowp_fs::Error::Io(m) => Error::File(m),
+        }
+    }
+
     /// The error with `what: ` in front of its message (the tensor it concerns).
     pub fn about(self, what: &str) -> Error {
         match self {

@@ -7,10 +7,9 @@
 //! error instead of the `SIGBUS` a mapping would raise.
 
 use crate::error::Error;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 /// A byte buffer aligned for every element type (8 bytes), reused from block to block.
 #[derive(Default)]
@@ -94,144 +93,49 @@ pub fn write_error(path: &Path, e: &io::Error) -> Error {
     Error::file(format!("cannot write {}: {e}", path.display()))
 }
 
-/// The output being written: a new file beside OUT (`.OUT.lowp-PID-N.tmp`), renamed to OUT
-/// by [`TempOutput::commit`]. Dropped without a commit (an error, Ctrl-C), it is removed, so
-/// OUT is either untouched or complete.
-pub struct TempOutput {
-    /// Where the output goes when complete.
-    target: PathBuf,
-    /// The temporary file's path.
-    path: PathBuf,
-    /// The open file.
-    file: File,
-    /// Whether it has been renamed to `target`.
-    committed: bool,
-}
+/// The output being written: a new file beside OUT (`.OUT.lowp-PID-RANDOM.tmp`, created
+/// exclusively by [`lowp_fs::TempFile`]), renamed to OUT by [`TempOutput::commit`]. Dropped
+/// without a commit (an error, Ctrl-C), it is removed, so OUT is either untouched or complete.
+/// An OUT that exists as anything but a regular file (a device such as `/dev/null`, a FIFO, a
+/// socket, a directory) is refused, never replaced.
+pub struct TempOutput(lowp_fs::TempFile);
 
 impl TempOutput {
     /// Creates the temporary file for `target` in its folder.
     pub fn create(target: &Path) -> Result<TempOutput, Error> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = target
-            .file_name()
-            .ok_or_else(|| Error::invalid(format!("OUT {} names no file", target.display())))?;
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(
-            ".lowp-{}-{}.tmp",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let path = target.with_file_name(tmp_name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| {
-                Error::file(format!(
-                    "cannot create a temporary file beside {}: {e}",
-                    target.display()
-                ))
-            })?;
-        Ok(TempOutput {
-            target: target.to_path_buf(),
-            path,
-            file,
-            committed: false,
-        })
+        lowp_fs::TempFile::beside(target)
+            .map(TempOutput)
+            .map_err(Error::from_fs)
     }
 
     /// The open temporary file.
     pub fn file(&self) -> &File {
-        &self.file
+        self.0.file()
     }
 
     /// The error of a failed write to the output.
     pub fn error(&self, e: &io::Error) -> Error {
-        write_error(&self.target, e)
+        write_error(self.0.target(), e)
     }
 
-    /// Renames the complete file to its target, replacing any file there. As `cp`, it leaves
-    /// flushing to disk to the operating system.
-    pub fn commit(mut self) -> Result<(), Error> {
-        rename(&self.path, &self.target)?;
-        self.committed = true;
-        Ok(())
+    /// Renames the complete file to its target, replacing any regular file there. As `cp`, it
+    /// leaves flushing to disk to the operating system.
+    pub fn commit(self) -> Result<(), Error> {
+        self.0.commit().map_err(Error::from_fs)
     }
 }
 
 /// Renames `from` to `to` (a finished output into place), the error naming both.
 pub fn rename(from: &Path, to: &Path) -> Result<(), Error> {
-    std::fs::rename(from, to).map_err(|e| {
-        Error::file(format!(
-            "cannot rename {} to {}: {e}",
-            from.display(),
-            to.display()
-        ))
-    })
+    lowp_fs::rename(from, to).map_err(Error::from_fs)
 }
 
-impl Drop for TempOutput {
-    fn drop(&mut self) {
-        if !self.committed {
-            // Best effort: the error being reported matters more than a leftover file.
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
-/// Refuses an OUT that is IN: the same canonical path, or (where OUT exists) the same file
-/// under another name (a hard link).
+/// Refuses an OUT that is IN: the same file through any path (`./`, `..`, symbolic links) or
+/// under another name (a hard link). See [`lowp_fs::check_not_same`].
 pub fn check_distinct(input: &Path, output: &Path) -> Result<(), Error> {
-    let same = || {
-        Error::invalid(format!(
-            "IN and OUT are the same file ({}); give another OUT",
-            input.display()
-        ))
-    };
-    let canonical_in = input
-        .canonicalize()
-        .map_err(|e| Error::file(format!("cannot open {}: {e}", input.display())))?;
-    let canonical_out = match output.canonicalize() {
-        Ok(p) => p,
-        Err(_) => {
-            let parent = match output.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            let dir = parent.canonicalize().map_err(|e| {
-                Error::invalid(format!(
-                    "cannot write {}: no folder {} ({e})",
-                    output.display(),
-                    parent.display()
-                ))
-            })?;
-            match output.file_name() {
-                Some(name) => dir.join(name),
-                None => {
-                    return Err(Error::invalid(format!(
-                        "OUT {} names no file",
-                        output.display()
-                    )));
-                }
-            }
-        }
-    };
-    if canonical_in == canonical_out {
-        return Err(same());
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output))
-            && a.dev() == b.dev()
-            && a.ino() == b.ino()
-        {
-            return Err(same());
-        }
-    }
-    Ok(())
+    use lowp_fs::Named;
+    lowp_fs::check_not_same(Named::new("IN", input), Named::new("OUT", output))
+        .map_err(Error::from_fs)
 }
 
 #[cfg(test)]
@@ -254,7 +158,7 @@ mod tests {
         let target = dir.join("out.bin");
         let tmp = TempOutput::create(&target).unwrap();
         write_at(tmp.file(), b"abc", 2).unwrap();
-        let path = tmp.path.clone();
+        let path = tmp.0.path().to_path_buf();
         assert!(path.exists());
         drop(tmp);
         assert!(!path.exists() && !target.exists());

@@ -1,7 +1,7 @@
 //! A model directory written whole or not at all, and the files that travel with the weights.
 //!
 //! The shards, the index and the copied files are written into a hidden temporary directory
-//! beside OUT (`.OUT.lowp-PID-N.tmp`), which is renamed to OUT only when everything
+//! beside OUT (`.OUT.lowp-PID-RANDOM.tmp`, made by [`lowp_fs::create_temp_dir_beside`]), which is renamed to OUT only when everything
 //! succeeded; dropped before that (an error, Ctrl-C) it is removed. So OUT either does not
 //! exist or holds a complete model: an interrupted run leaves nothing that looks finished.
 //! OUT must not exist yet, or be an empty directory: a model directory is never merged into
@@ -13,7 +13,6 @@ use crate::quant::Scheme;
 use serde_json::{Value, json};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The output directory being written.
 pub struct TempDir {
@@ -29,7 +28,6 @@ impl TempDir {
     /// Creates the temporary directory for `target`, refusing a `target` that is `input` (or
     /// its directory) or a directory that is not empty.
     pub fn create(target: &Path, input: &Path) -> Result<TempDir, Error> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
         let input_dir = if input.is_dir() {
             input.to_path_buf()
         } else {
@@ -37,12 +35,13 @@ impl TempDir {
                 .parent()
                 .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
         };
-        if target.exists() {
-            if !target.is_dir() {
+        if let Ok(meta) = std::fs::metadata(target) {
+            if !meta.is_dir() {
                 return Err(Error::invalid(format!(
-                    "OUT {} is a file, but a model directory is written as a directory: give a \
+                    "OUT {} is {}, but a model directory is written as a directory: give a \
                      new directory name",
-                    target.display()
+                    target.display(),
+                    lowp_fs::kind_of(meta.file_type())
                 )));
             }
             let same = match (target.canonicalize(), input_dir.canonicalize()) {
@@ -65,23 +64,7 @@ impl TempDir {
                 )));
             }
         }
-        let name = target.file_name().ok_or_else(|| {
-            Error::invalid(format!("OUT {} names no directory", target.display()))
-        })?;
-        let mut tmp = std::ffi::OsString::from(".");
-        tmp.push(name);
-        tmp.push(format!(
-            ".lowp-{}-{}.tmp",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let path = target.with_file_name(tmp);
-        std::fs::create_dir(&path).map_err(|e| {
-            Error::file(format!(
-                "cannot create a temporary directory beside {}: {e}",
-                target.display()
-            ))
-        })?;
+        let path = lowp_fs::create_temp_dir_beside(target).map_err(Error::from_fs)?;
         Ok(TempDir {
             target: target.to_path_buf(),
             path,

@@ -492,9 +492,7 @@ pub(super) fn run(args: &ConvertArgs) -> Result<String, CliError> {
     if let Some(err) = forced_path_error() {
         return Err(CliError::usage(err.to_string()));
     }
-    if let Some(file) = &args.json {
-        output::check_parent_dir(file)?;
-    }
+    output::check_json(args.json.as_deref())?;
     let formats: Vec<&str> = if args.formats.is_empty() {
         registry::all().map(|f| f.name).collect()
     } else {

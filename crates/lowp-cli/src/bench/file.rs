@@ -95,9 +95,13 @@ fn write_f32_file(path: &std::path::Path, size: u64) -> Result<u64, CliError> {
 
 /// Runs `lowp bench convert-file`.
 pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
-    if let Some(file) = &args.json {
-        output::check_parent_dir(file)?;
-    }
+    output::check_outputs(
+        &[],
+        &[
+            ("--json", args.json.as_deref(), output::Expect::File),
+            ("--dir", args.dir.as_deref(), output::Expect::Dir),
+        ],
+    )?;
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     if !dir.is_dir() {
         return Err(CliError::usage(format!("no folder {}", dir.display())));

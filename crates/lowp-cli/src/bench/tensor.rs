@@ -127,9 +127,7 @@ fn done() {
 
 /// Runs `lowp bench sum`.
 pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
-    if let Some(file) = &args.json {
-        output::check_parent_dir(file)?;
-    }
+    output::check_json(args.json.as_deref())?;
     let bytes = args.size as usize;
     let mut records = Vec::new();
     let mut rows = Vec::new();
@@ -226,9 +224,7 @@ pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
 
 /// Runs `lowp bench matmul`.
 pub(super) fn matmul(args: &MatmulArgs) -> Result<String, CliError> {
-    if let Some(file) = &args.json {
-        output::check_parent_dir(file)?;
-    }
+    output::check_json(args.json.as_deref())?;
     let n = args.size as usize;
     let flops = 2.0 * (n as f64).powi(3);
     let mut dtypes = vec![DType::F32];
