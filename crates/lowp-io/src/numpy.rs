@@ -205,9 +205,30 @@ pub fn convert_npy(
     Ok(vec![report(&name, &array, &plan, stats, scale)])
 }
 
+/// What a failed read of a member's data means. The zip reader reports a CRC-32 that does not
+/// match the data, and a broken deflate stream, as invalid data.
+fn member_read_error(e: &io::Error) -> String {
+    if e.kind() == io::ErrorKind::InvalidData {
+        format!(
+            "the data is corrupt ({e}): it does not match the archive's CRC-32 or cannot be \
+             inflated"
+        )
+    } else {
+        format!("cannot read the data: {e}")
+    }
+}
+
+/// Reads the rest of a member and drops it: the zip reader checks the CRC-32 at the end.
+fn read_to_end(member: &mut dyn Read) -> Result<(), String> {
+    io::copy(member, &mut io::sink())
+        .map(drop)
+        .map_err(|e| member_read_error(&e))
+}
+
 /// Converts (or, with no output, measures) an `.npz` archive: each `.npy` member converted or
 /// copied as it is (compressed members stay compressed, with the same method); other members
-/// copied.
+/// copied. Every member is read to its end, copied ones too, so a CRC-32 that does not match
+/// is an error naming the member, never a damaged member passed on.
 pub fn convert_npz(
     opts: &Options,
     input: &File,
@@ -236,6 +257,10 @@ pub fn convert_npz(
             (name, raw.compression(), raw.size(), raw.last_modified())
         };
         let Some(name) = member.strip_suffix(".npy").map(str::to_string) else {
+            let mut data = archive.by_index(i).map_err(zip_error)?;
+            read_to_end(&mut data)
+                .map_err(|e| Error::file(format!("{}: member '{member}': {e}", path.display())))?;
+            drop(data);
             if let Some((w, _)) = writer.as_mut() {
                 let raw = archive.by_index_raw(i).map_err(zip_error)?;
                 w.raw_copy_file(raw).map_err(zip_error)?;
@@ -243,11 +268,14 @@ pub fn convert_npz(
             continue;
         };
         let about = |why: String| Error::file(format!("{}: array '{name}': {why}", path.display()));
-        let read_err = |e: &io::Error| about(format!("cannot read the data: {e}"));
+        let read_err = |e: &io::Error| about(member_read_error(e));
         let mut data = archive.by_index(i).map_err(zip_error)?;
         let array = read_array(&mut data, size).map_err(about)?;
         let plan = opts.plan(&name, array.float.map(|f| f.0), output.is_some());
         let (Some(to), Some((from, swap))) = (plan.target, array.float) else {
+            // Kept as it is, compressed bytes and all: read through first, so that a member
+            // whose data does not match its CRC-32 is refused, not copied into the output.
+            read_to_end(&mut data).map_err(about)?;
             drop(data);
             if let Some((w, _)) = writer.as_mut() {
                 let raw = archive.by_index_raw(i).map_err(zip_error)?;

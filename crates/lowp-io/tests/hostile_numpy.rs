@@ -1,6 +1,7 @@
 //! Hostile and damaged NumPy files (issue 17): headers that nest brackets deeply, in a `.npy`
-//! and in `.npz` members, are refused at once with an error saying why, and nothing is left
-//! behind.
+//! and in `.npz` members, are refused at once with an error saying why; a `.npz` member whose
+//! data does not match its CRC-32 is refused whether it would be converted or copied; and
+//! nothing is left behind.
 
 use lowp_io::{Error, FloatType, Options};
 use std::io::Write;
@@ -127,4 +128,60 @@ fn deeply_nested_headers_are_refused_at_once() {
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn npz_members_with_a_bad_crc_are_refused_converted_or_copied() {
+    let dir = scratch("crc");
+    let f32s = npy(
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+        &[0, 0, 128, 63, 0, 0, 0, 64],
+    );
+    let f64s = npy(
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }",
+        &1.5f64.to_le_bytes(),
+    );
+    let ints = npy(
+        "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }",
+        &[7, 0, 0, 0],
+    );
+    let members = [
+        ("kept_f32.npy", f32s),
+        ("converted.npy", f64s),
+        ("ints.npy", ints),
+        ("notes.txt", b"not an array".to_vec()),
+    ];
+    let good = npz(&members, false);
+    // The intact archive converts: f32 kept, f64 converted, the rest copied.
+    let input = dir.join("in.npz");
+    let out = dir.join("out.npz");
+    std::fs::write(&input, &good).unwrap();
+    convert_within_10_s(&input, Some(&out)).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    // One byte flipped in the last byte of each member's data in turn (stored, so the
+    // archive's structure is intact and only the CRC-32 can tell).
+    let what = [
+        "array 'kept_f32': the data is corrupt",
+        "array 'converted': the data is corrupt",
+        "array 'ints': the data is corrupt",
+        "member 'notes.txt': the data is corrupt",
+    ];
+    for ((name, bytes), want) in members.iter().zip(what) {
+        let at = find(&good, bytes) + bytes.len() - 1;
+        let mut bad = good.clone();
+        bad[at] ^= 0x01;
+        std::fs::write(&input, &bad).unwrap();
+        refused(&dir, &input, want);
+        let err = convert_within_10_s(&input, None).unwrap_err().to_string();
+        assert!(err.contains("CRC-32"), "{name}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Where `needle` starts in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> usize {
+    haystack
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the member is stored as it is")
 }
