@@ -420,6 +420,13 @@ impl lowp_io::Progress for Bar {
     fn finish(&self) {
         self.0.finish_and_clear();
     }
+    fn removed_leftover(&self, leftover: &lowp_io::Leftover) {
+        // A line of its own above the bar (printed whether or not the bar is shown).
+        self.0.suspend(|| {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "note: {leftover}");
+        });
+    }
 }
 
 /// A library error as the command reports it: a request that cannot be carried out is a

@@ -393,13 +393,20 @@ pub fn convert(opts: &Options) -> Result<Report, Error> {
 
 /// [`convert`], reporting progress to `progress` (from several threads) and stopping with
 /// [`Error::Cancelled`] at the next block once `cancel` is set. Whatever the error, nothing is
-/// left behind: the temporary output is removed and the output path is untouched.
+/// left behind: the temporary output is removed and the output path is untouched. First it
+/// removes the temporary outputs that killed runs left beside the output
+/// ([`crate::leftovers`]), telling `progress` of each.
 pub fn convert_with(
     opts: &Options,
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Report, Error> {
     let control = Control { progress, cancel };
+    if let Some(out) = &opts.output {
+        for leftover in crate::leftovers::remove_beside(out) {
+            progress.removed_leftover(&leftover);
+        }
+    }
     if Model::is_model_path(&opts.input) {
         return convert_model(opts, control);
     }

@@ -42,6 +42,7 @@
 //! * [`kernel`]: the storage types ([`FloatType`]) and the conversion of one block;
 //! * [`report`]: the per-tensor figures, verdicts and the JSON report;
 //! * [`files`]: positioned I/O, the temporary output renamed into place, same-file checks.
+//! * [`leftovers`]: temporary outputs of killed runs, removed by the next run beside them.
 #![forbid(unsafe_code)]
 
 mod convert;
@@ -49,6 +50,7 @@ pub mod error;
 pub mod files;
 pub mod kernel;
 pub mod layouts;
+pub mod leftovers;
 pub mod model;
 mod npy_header;
 mod numpy;
@@ -65,5 +67,6 @@ mod write_model;
 pub use convert::{Kind, Options, Plan, Target, convert, convert_with, glob};
 pub use error::Error;
 pub use kernel::FloatType;
+pub use leftovers::Leftover;
 pub use progress::{NoProgress, Progress};
 pub use report::{Report, TensorReport, Verdict};

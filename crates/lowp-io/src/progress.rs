@@ -27,6 +27,12 @@ pub trait Progress: Sync {
     }
     /// The conversion ended, successfully or not.
     fn finish(&self) {}
+    /// Before starting, the conversion removed `leftover`, a temporary output beside OUT of a
+    /// process that is no longer running (killed before it could remove it; see
+    /// [`crate::leftovers`]). Called before [`Progress::start`].
+    fn removed_leftover(&self, leftover: &crate::Leftover) {
+        let _ = leftover;
+    }
 }
 
 /// A [`Progress`] that ignores every report.

@@ -38,16 +38,18 @@ pub struct ConvertFileArgs {
 /// Tensors in the file `lowp bench convert-file` generates.
 const FILE_TENSORS: u64 = 16;
 
-/// Removes the files of `lowp bench convert-file` however the run ends.
-struct Scratch(Vec<std::path::PathBuf>);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            // Best effort: a file that is already gone is fine.
-            let _ = std::fs::remove_file(p);
-        }
+/// The PID in the name of a file of `lowp bench convert-file`
+/// (`lowp-bench-PID[-WHAT].safetensors`), or `None` for any other name.
+fn bench_file_pid(name: &std::ffi::OsStr) -> Option<u32> {
+    let rest = name
+        .to_str()?
+        .strip_prefix("lowp-bench-")?
+        .strip_suffix(".safetensors")?;
+    let pid = rest.split_once('-').map_or(rest, |(pid, _)| pid);
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
+    pid.parse().ok()
 }
 
 /// Writes an f32 safetensors file of about `size` bytes at `path`: [`FILE_TENSORS`] tensors of
@@ -81,6 +83,7 @@ fn write_f32_file(path: &std::path::Path, size: u64) -> Result<u64, CliError> {
     for _ in 0..FILE_TENSORS {
         let mut left = per_tensor;
         while left > 0 {
+            files::check_interrupted()?;
             let n = left.min(block.len());
             w.write_all(bytemuck::cast_slice(&block[..n]))
                 .map_err(fail)?;
@@ -106,11 +109,18 @@ pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
     if !dir.is_dir() {
         return Err(CliError::usage(format!("no folder {}", dir.display())));
     }
+    // The files of earlier runs that were killed (SIGKILL, or a second Ctrl-C before this
+    // release removed them).
+    for leftover in lowp_io::leftovers::remove_dead(&dir, bench_file_pid) {
+        eprintln!("note: {leftover}");
+    }
     let stem = format!("lowp-bench-{}", std::process::id());
     let input = dir.join(format!("{stem}.safetensors"));
     let copied = dir.join(format!("{stem}-cp.safetensors"));
     let converted = dir.join(format!("{stem}-{}.safetensors", args.to.name()));
-    let _scratch = Scratch(vec![input.clone(), copied.clone(), converted.clone()]);
+    // Ctrl-C and SIGTERM stop the run at its next step and the files go with `_scratch`.
+    files::watch_interrupts();
+    let _scratch = files::Scratch::new(vec![input.clone(), copied.clone(), converted.clone()]);
     let progress = std::io::stderr().is_terminal();
     if progress {
         eprint!("writing {} ...", input.display());
@@ -200,4 +210,27 @@ pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
         args.runs,
         rayon::current_num_threads()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bench_file_pid;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn bench_file_names() {
+        let pid = |s: &str| bench_file_pid(OsStr::new(s));
+        assert_eq!(pid("lowp-bench-42.safetensors"), Some(42));
+        assert_eq!(pid("lowp-bench-42-cp.safetensors"), Some(42));
+        assert_eq!(pid("lowp-bench-42-mxfp4.safetensors"), Some(42));
+        for other in [
+            "lowp-bench-.safetensors",
+            "lowp-bench-x1.safetensors",
+            "lowp-bench-42.safetensors.bak",
+            "my-lowp-bench-42.safetensors",
+            "lowp-bench-42.npy",
+        ] {
+            assert_eq!(pid(other), None, "{other}");
+        }
+    }
 }
