@@ -2,7 +2,11 @@
 
 // The cases call the operators on references and compare NaNs on purpose (those are the impls
 // under test), and write exact binary values in full.
-#![allow(clippy::op_ref, clippy::neg_cmp_op_on_partial_ord, clippy::excessive_precision)]
+#![allow(
+    clippy::op_ref,
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::excessive_precision
+)]
 use lowp as subject;
 
 /// Which crate the cases run against.
