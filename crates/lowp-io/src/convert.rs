@@ -317,29 +317,47 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind of a file from its first bytes. A safetensors file starts with its header's
-    /// length, which could spell a zip signature, but then has its JSON's `{` at byte 8, where
-    /// a zip entry has its compression method.
-    fn sniff(file: &File) -> Kind {
-        let mut magic = [0u8; 9];
-        match files::read_at(file, &mut magic, 0) {
-            Ok(()) if magic.starts_with(b"\x93NUMPY") => Kind::Npy,
-            Ok(())
-                if (magic.starts_with(b"PK\x03\x04") || magic.starts_with(b"PK\x05\x06"))
-                    && magic[8] != b'{' =>
-            {
-                Kind::Npz
-            }
-            _ => {
-                // Files shorter than 9 bytes: a (tiny) .npy or else whatever the
-                // safetensors reader makes of it.
-                let mut short = [0u8; 6];
-                match files::read_at(file, &mut short, 0) {
-                    Ok(()) if &short == b"\x93NUMPY" => Kind::Npy,
-                    _ => Kind::Safetensors,
-                }
-            }
+    /// The kind of the file `path` of `len` bytes, from its first bytes: `\x93NUMPY` is a
+    /// `.npy`, a zip signature a `.npz`. A safetensors file starts with its header's length,
+    /// which could spell a zip signature, but then has its JSON's `{` at byte 8, where a zip
+    /// entry has its compression method; a name ending in `.npz` settles that case. Anything
+    /// else is read as safetensors (whose reader says what is wrong with it), unless the name
+    /// ends in `.npy` or `.npz`: then it is a damaged or mislabelled NumPy file, and the error
+    /// says what its first bytes lack.
+    fn of_file(file: &File, path: &Path, len: u64) -> Result<Kind, Error> {
+        let mut head = [0u8; 9];
+        let head = &mut head[..len.min(9) as usize];
+        files::read_at(file, head, 0).map_err(|e| files::read_error(path, &e))?;
+        let named = Kind::of_name(path);
+        let zip = head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06");
+        if head.starts_with(b"\x93NUMPY") {
+            return Ok(Kind::Npy);
         }
+        if zip && (named == Some(Kind::Npz) || head.get(8) != Some(&b'{')) {
+            return Ok(Kind::Npz);
+        }
+        let (kind, magic, spelled) = match named {
+            Some(Kind::Npy) => (
+                ".npy",
+                &b"\x93NUMPY"[..],
+                "the .npy magic string \\x93NUMPY",
+            ),
+            Some(Kind::Npz) => (".npz", &b"PK\x03\x04"[..], "a zip signature (PK\\x03\\x04)"),
+            _ => return Ok(Kind::Safetensors),
+        };
+        let why = if len == 0 {
+            "the file is empty".to_string()
+        } else if head.len() < magic.len() && magic.starts_with(head) {
+            format!("the file is only {len} bytes: truncated?")
+        } else if head.get(8) == Some(&b'{') {
+            format!("it does not start with {spelled}; it looks like a safetensors file")
+        } else {
+            format!("it does not start with {spelled}")
+        };
+        Err(Error::file(format!(
+            "{}: not a NumPy {kind} file: {why}",
+            path.display()
+        )))
     }
 
     /// The kind a file name's extension says, if any.
@@ -410,13 +428,8 @@ pub fn convert_with(
     if Model::is_model_path(&opts.input) {
         return convert_model(opts, control);
     }
-    let input = File::open(&opts.input)
-        .map_err(|e| Error::file(format!("cannot open {}: {e}", opts.input.display())))?;
-    let len = input
-        .metadata()
-        .map_err(|e| files::read_error(&opts.input, &e))?
-        .len();
-    let kind = Kind::sniff(&input);
+    let (input, len) = files::open(&opts.input)?;
+    let kind = Kind::of_file(&input, &opts.input, len)?;
     if kind == Kind::Safetensors {
         drop(input);
         return convert_model(opts, control);
@@ -505,6 +518,10 @@ fn convert_model(opts: &Options, control: Control<'_>) -> Result<Report, Error> 
         if let Some(named) = Kind::of_name(out)
             && named != Kind::Safetensors
         {
+            // IN was taken for safetensors because it is nothing else: if it is no safetensors
+            // file either, that is the error to report, not the kinds of IN and OUT.
+            let (input, len) = files::open(&opts.input)?;
+            crate::safetensors::read_header(&input, &opts.input, len)?;
             return Err(Error::invalid(format!(
                 "IN is a safetensors file but OUT {} names a {} file; lowp convert keeps the \
                  kind of file",

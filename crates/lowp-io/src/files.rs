@@ -77,6 +77,14 @@ pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<()> {
     }
 }
 
+/// Opens `path` for reading and gives its length; an error names the file.
+pub fn open(path: &Path) -> Result<(File, u64), Error> {
+    let file = File::open(path)
+        .map_err(|e| Error::file(format!("cannot open {}: {e}", path.display())))?;
+    let len = file.metadata().map_err(|e| read_error(path, &e))?.len();
+    Ok((file, len))
+}
+
 /// The error of a failed read of `path`; an early end means the file is shorter than its
 /// header says, or changed during the run.
 pub fn read_error(path: &Path, e: &io::Error) -> Error {

@@ -143,12 +143,7 @@ impl Model {
     /// Opens the shards an index names and checks them against it.
     fn open_index(index: &Path, dir: &Path) -> Result<Model, Error> {
         let bad = |why: String| Error::file(format!("{}: {why}", index.display()));
-        let file = File::open(index)
-            .map_err(|e| Error::file(format!("cannot open {}: {e}", index.display())))?;
-        let len = file
-            .metadata()
-            .map_err(|e| files::read_error(index, &e))?
-            .len();
+        let (file, len) = files::open(index)?;
         if len > MAX_INDEX {
             return Err(bad(format!("{len} bytes is too large for an index")));
         }
@@ -275,12 +270,7 @@ fn safetensors_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 
 /// Opens one safetensors file and reads its header.
 fn open_shard(path: &Path) -> Result<Shard, Error> {
-    let file = File::open(path)
-        .map_err(|e| Error::file(format!("cannot open {}: {e}", path.display())))?;
-    let len = file
-        .metadata()
-        .map_err(|e| files::read_error(path, &e))?
-        .len();
+    let (file, len) = files::open(path)?;
     let header = safetensors::read_header(&file, path, len)?;
     Ok(Shard {
         path: path.to_path_buf(),
