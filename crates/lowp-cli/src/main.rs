@@ -349,7 +349,10 @@ fn run(cli: Cli) -> Result<String, CliError> {
 /// Runs `lowp accumulate`: sums in the format, draws the running sums into `--plot` if given,
 /// and answers the text (or JSON) to print.
 fn run_accumulate(args: &AccumulateArgs) -> Result<String, CliError> {
-    output::check_outputs(&[], &[("--plot", args.plot.as_deref(), output::Expect::File)])?;
+    output::check_outputs(
+        &[],
+        &[("--plot", args.plot.as_deref(), output::Expect::File)],
+    )?;
     let setup = accumulate::Setup {
         n: usize::try_from(args.n).map_err(|_| CliError::usage("--n is too large"))?,
         distribution: match args.distribution {
