@@ -262,6 +262,9 @@ def quant_files():
         put(t, "nan_scales", head(1, 64) + bytes(row_bytes(64)) + b"\xff" * scale_bytes(1, 64))
         put(t, "inf_tensor_scale", head(1, 16, float("inf")) + bytes(range(row_bytes(16))) + b"\x7e" * scale_bytes(1, 16))
         put(t, "nan_tensor_scale", head(1, 16, float("nan")) + bytes(range(row_bytes(16))) + b"\x7e" * scale_bytes(1, 16))
+        # Found by the fuzzer: nvfp4's scales whose f32 product overflows (448 x 1.7e38),
+        # over a zero element: NaN in the f32 decoding (ModelOpt's order), 0 in the f64 one.
+        put(t, "scale_product_overflows_f32", head(1, 1, struct.unpack("<f", bytes([0x80, 0x0F, 0x00, 0x7F]))[0]) + bytes(range(row_bytes(1))) + b"\x7e" * scale_bytes(1, 1))
         put(t, "max_cols", head(4, 1024) + bytes(4 * row_bytes(1024)) + b"\x01" * scale_bytes(4, 1024))
         put(t, "junk", b"\xff" * 300)
 
