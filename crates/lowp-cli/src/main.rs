@@ -160,13 +160,15 @@ struct ConversionErrorArgs {
 #[derive(Args)]
 #[command(after_help = format!("Formats: {}", registry::names()))]
 struct AccumulateArgs {
-    /// The format to sum in (any but the E8M0 scale type, which has no zero).
-    #[arg(long, value_name = "FORMAT", value_parser = parse_format, default_value = "f16")]
-    format: &'static Format,
+    /// The number format to sum in (any but the E8M0 scale type, which has no zero).
+    // `--format`, its old name, stays as a hidden alias: elsewhere `--format` is the output style.
+    #[arg(long, alias = "format", value_name = "FORMAT", value_parser = parse_format,
+          default_value = "f16")]
+    dtype: &'static Format,
 
-    /// How many values to sum (1 to 100,000,000).
-    #[arg(long, value_name = "N", default_value_t = 100_000,
-          value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    /// How many values to sum, 1 to 100,000,000: digits (`1000000`, `1_000_000`) or a whole
+    /// number in exponent notation (`1e6`).
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = parse_count)]
     n: u64,
 
     /// The distribution the values are drawn from (in f64, then rounded into the format).
@@ -278,6 +280,30 @@ fn parse_format(name: &str) -> Result<&'static Format, CliError> {
     Ok(registry::lookup(name)?)
 }
 
+/// clap's parser for `accumulate --n`: digits with `_` or `,` between them (`1_000_000`), or
+/// a whole number in exponent notation (`1e6`, `2.5e5`), from 1 to 100,000,000.
+fn parse_count(text: &str) -> Result<u64, String> {
+    let digits: String = text.chars().filter(|&c| c != '_' && c != ',').collect();
+    let n = match digits.parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => match digits.parse::<f64>() {
+            Ok(x) if x.fract() == 0.0 && (0.0..=1e18).contains(&x) => x as u64,
+            Ok(_) => return Err(format!("'{text}' is not a whole number")),
+            Err(_) => {
+                return Err(format!(
+                    "'{text}' is not a count: write digits (1000000, 1_000_000) or exponent \
+                     notation (1e6)"
+                ));
+            }
+        },
+    };
+    if (1..=100_000_000).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("{n} is out of range: give 1 to 100,000,000"))
+    }
+}
+
 /// clap's parser for function names.
 fn parse_function(name: &str) -> Result<&'static str, CliError> {
     Ok(error_table::parse_function(name)?)
@@ -361,7 +387,7 @@ fn run_accumulate(args: &AccumulateArgs) -> Result<String, CliError> {
         },
         seed: args.seed,
     };
-    let outcome = progress::with_control(|ctl| accumulate::run(args.format, &setup, ctl))?;
+    let outcome = progress::with_control(|ctl| accumulate::run(args.dtype, &setup, ctl))?;
     let mut wrote = String::new();
     if let Some(file) = &args.plot {
         let picture = plot::running_sums(&outcome)?;

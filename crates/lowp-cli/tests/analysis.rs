@@ -162,6 +162,31 @@ fn accumulate_in_f16_stalls_at_2048() {
 }
 
 #[test]
+fn accumulate_counts_in_any_spelling_and_dtype_is_format_renamed() {
+    // One sum, asked for in every accepted spelling: the same JSON each time.
+    let expected = json(&["accumulate", "--dtype", "bf16", "--n", "2000", "--json"]);
+    for (flag, n) in [
+        ("--dtype", "2e3"),
+        ("--dtype", "2_000"),
+        ("--dtype", "2,000"),
+        ("--format", "2000"),
+    ] {
+        let got = json(&["accumulate", flag, "bf16", "--n", n, "--json"]);
+        assert_eq!(got, expected, "{flag} bf16 --n {n}");
+    }
+    assert_ne!(
+        json(&["accumulate", "--dtype", "bf16", "--n", "20", "--json"]),
+        expected,
+        "--n changes the sum"
+    );
+    let help = stdout(&["accumulate", "--help"]);
+    assert!(
+        help.contains("--dtype") && !help.contains("--format"),
+        "{help}"
+    );
+}
+
+#[test]
 fn plot_writes_three_pngs() {
     let dir = scratch("plot");
     let out = stdout(&["plot", "--out", dir.to_str().unwrap()]);
@@ -223,6 +248,11 @@ fn bad_arguments_exit_2_with_one_line() {
     usage_error(&["accumulate", "--n", "ten"]);
     usage_error(&["accumulate", "--distribution", "cauchy"]);
     usage_error(&["accumulate", "--format", "f8e8m0fnu"]);
+    usage_error(&["accumulate", "--dtype", "f8e8m0fnu"]);
+    for bad in ["1.5", "1e9", "0", "1e", "inf"] {
+        let e = usage_error(&["accumulate", "--n", bad]);
+        assert!(e.contains("--n"), "{bad}: {e}");
+    }
     // A missing required flag gets clap's usage text, with the same exit code.
     for args in [&["plot"][..], &["report"], &["error-table", "--bogus"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_lowp"))
