@@ -4,7 +4,7 @@ use crate::error::CliError;
 use crate::interrupt;
 use crate::output::{self, Cell, Column, Table};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::report::significant;
 use lowp_io::{FloatType, Options, Report, Target};
@@ -398,10 +398,15 @@ impl Bar {
             return Bar(ProgressBar::hidden());
         }
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {msg}",
-        ) {
-            bar.set_style(style);
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {rate} eta {eta} {msg}")
+        {
+            bar.set_style(style.with_key(
+                "rate",
+                |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&crate::progress::byte_rate(s.per_sec()));
+                },
+            ));
         }
         Bar(bar)
     }
