@@ -6,24 +6,9 @@ use lowp::{LowpFloat, bf16, f8e4m3fn, f8e5m2, f16};
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-/// Runs `lowp` with `args`.
-fn lowp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lowp"))
-        .args(args)
-        .output()
-        .expect("the lowp binary runs")
-}
-
-/// Runs `lowp`, expects success, returns stdout.
-fn ok(args: &[&str]) -> String {
-    let out = lowp(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "lowp {args:?} failed: {err}");
-    assert!(err.is_empty(), "lowp {args:?} wrote to stderr: {err}");
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
+mod common;
+use common::{data, listing, lowp, stdout as ok};
 
 /// Runs `lowp`, expects exit code `code` and one line on stderr, returns it.
 fn fails(code: i32, args: &[&str]) -> String {
@@ -38,29 +23,12 @@ fn fails(code: i32, args: &[&str]) -> String {
     err
 }
 
-/// A fixture's path.
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
 /// A fresh scratch folder for one test.
 fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lowp-convert-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// The files in `dir`.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 fn s(p: &Path) -> &str {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::lowp;
+use common::{data, listing, lowp};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,21 +20,6 @@ fn folder(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// The checkpoint the conversions read.
-fn model() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/model_f32.safetensors")
-}
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -59,7 +44,7 @@ fn convert_removes_temporary_outputs_of_dead_processes_and_says_so() {
 
     let run = lowp(&[
         "convert",
-        model().to_str().unwrap(),
+        data("model_f32.safetensors").to_str().unwrap(),
         out.to_str().unwrap(),
         "--to",
         "bf16",
@@ -88,7 +73,7 @@ fn convert_removes_temporary_outputs_of_dead_processes_and_says_so() {
     // Nothing left to remove: the next run is silent.
     let run = lowp(&[
         "convert",
-        model().to_str().unwrap(),
+        data("model_f32.safetensors").to_str().unwrap(),
         out.to_str().unwrap(),
         "--to",
         "f16",
@@ -104,7 +89,7 @@ fn a_dry_run_touches_nothing() {
     std::fs::write(&dead, b"x").unwrap();
     let run = lowp(&[
         "convert",
-        model().to_str().unwrap(),
+        data("model_f32.safetensors").to_str().unwrap(),
         "--dry-run",
         "--to",
         "bf16",
@@ -141,7 +126,7 @@ fn bench_removes_the_files_of_killed_runs() {
     );
     assert_eq!(err.matches("note: removed").count(), 2, "{err}");
     std::fs::remove_file(&kept).unwrap();
-    assert!(names(&dir).is_empty(), "{:?}", names(&dir));
+    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -201,9 +186,9 @@ fn an_interrupted_bench_removes_its_files() {
         let code = interrupt_bench(&dir, signal, count);
         assert_eq!(code, Some(130), "{signal} x{count}");
         assert!(
-            names(&dir).is_empty(),
+            listing(&dir).is_empty(),
             "{signal} x{count}: {:?}",
-            names(&dir)
+            listing(&dir)
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
