@@ -4,6 +4,7 @@
 use crate::interrupt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use lowp_analysis::{Control, Progress};
+use lowp_io::report::significant;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
@@ -45,7 +46,7 @@ impl Progress for Bar {
             bar.set_style(style.with_key(
                 "rate",
                 |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{}/s", three_significant(s.per_sec()));
+                    let _ = write!(w, "{}/s", significant(finite_rate(s.per_sec())));
                 },
             ));
         }
@@ -75,55 +76,37 @@ pub fn with_control<T>(f: impl FnOnce(&Control<'_>) -> T) -> T {
     f(&Control::new(&bar, interrupt::flag()))
 }
 
-/// `x` to three significant digits, as much of a measured rate as means anything: `1.23`,
-/// `12.3`, `123`, `12345` (whole numbers keep their digits); 0 for zero, negative or
-/// non-finite `x`.
-pub(crate) fn three_significant(x: f64) -> String {
-    if !(x.is_finite() && x > 0.0) {
-        return "0".to_string();
-    }
-    let decimals = (2 - x.log10().floor() as i32).max(0) as usize;
-    let text = format!("{x:.decimals$}");
-    // Rounding up can add a digit (9.996 -> "10.00"): one decimal fewer then.
-    if decimals > 0 && text.replace('.', "").trim_start_matches('0').len() > 3 {
-        format!("{x:.*}", decimals - 1)
-    } else {
-        text
-    }
-}
-
 /// A byte rate with three significant digits in binary units: `1.23 GiB/s`, `456 MiB/s`.
 pub(crate) fn byte_rate(bytes_per_second: f64) -> String {
-    let mut value = bytes_per_second;
+    let mut value = finite_rate(bytes_per_second);
     let mut unit = 0;
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     while value >= 1024.0 && unit + 1 < UNITS.len() {
         value /= 1024.0;
         unit += 1;
     }
-    format!("{} {}/s", three_significant(value), UNITS[unit])
+    format!("{} {}/s", significant(value), UNITS[unit])
+}
+
+/// A measured rate, 0 while there is none yet (indicatif answers infinity or NaN then).
+fn finite_rate(per_second: f64) -> f64 {
+    if per_second.is_finite() && per_second > 0.0 {
+        per_second
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{byte_rate, three_significant};
+    use super::byte_rate;
 
     #[test]
-    fn rates_keep_three_significant_digits() {
-        for (x, shown) in [
-            (1.23456, "1.23"),
-            (12.3456, "12.3"),
-            (123.456, "123"),
-            (12345.6, "12346"),
-            (0.0123456, "0.0123"),
-            (9.996, "10.0"),
-            (0.0, "0"),
-            (f64::NAN, "0"),
-        ] {
-            assert_eq!(three_significant(x), shown, "{x}");
-        }
+    fn byte_rates_keep_three_significant_digits() {
         assert_eq!(byte_rate(1.5 * 1024.0 * 1024.0 * 1024.0), "1.50 GiB/s");
         assert_eq!(byte_rate(456.7 * 1024.0 * 1024.0), "457 MiB/s");
         assert_eq!(byte_rate(12.0), "12.0 B/s");
+        assert_eq!(byte_rate(f64::NAN), "0 B/s");
+        assert_eq!(byte_rate(f64::INFINITY), "0 B/s");
     }
 }

@@ -111,7 +111,8 @@ pub fn percent(part: u64, whole: u64) -> String {
 }
 
 /// `x` to three significant digits, without exponent for ordinary sizes (`0.391`, `12.5`,
-/// `3.00e-7`; `0` for zero).
+/// `3.00e-7`; `0` for zero). Whole numbers keep their digits (`12346`), and a value that
+/// rounds up to the next power of ten keeps three digits too (9.996 is `10.0`).
 pub fn significant(x: f64) -> String {
     if x == 0.0 {
         "0".to_string()
@@ -119,7 +120,13 @@ pub fn significant(x: f64) -> String {
         format!("{x:.2e}")
     } else {
         let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-        format!("{x:.decimals$}")
+        let text = format!("{x:.decimals$}");
+        let digits = text.replace(['.', '-'], "");
+        if decimals > 0 && digits.trim_start_matches('0').len() > 3 {
+            format!("{x:.*}", decimals - 1)
+        } else {
+            text
+        }
     }
 }
 
@@ -472,6 +479,23 @@ impl QuantSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_keeps_three_digits() {
+        for (x, shown) in [
+            (1.23456, "1.23"),
+            (12.3456, "12.3"),
+            (123.456, "123"),
+            (12345.6, "12346"),
+            (0.0123456, "0.0123"),
+            (9.996, "10.0"),
+            (-9.996, "-10.0"),
+            (0.0, "0"),
+            (3e-7, "3.00e-7"),
+        ] {
+            assert_eq!(significant(x), shown, "{x}");
+        }
+    }
 
     fn report(stats: FitStats, to: FloatType) -> TensorReport {
         TensorReport {
