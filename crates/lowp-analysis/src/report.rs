@@ -245,14 +245,14 @@ pub fn compute(formats: &[&'static Format], ctl: &Control<'_>) -> Result<Results
     })
 }
 
-/// The pictures of the page: those of `lowp plot` (the values chart for `formats` only), and
+/// The pictures of the page: those of `lowp plot`, each showing `results.formats` only, and
 /// the running sums of f16, bf16 and f8e4m3fn where they were summed.
 #[cfg(feature = "plot")]
 pub fn pictures(results: &Results, ctl: &Control<'_>) -> Result<Vec<Picture>, Error> {
     let mut out = vec![
-        plot::layout()?,
+        plot::layout(&results.formats)?,
         plot::values(&results.formats)?,
-        plot::rounding_error()?,
+        plot::rounding_error(&results.formats)?,
     ];
     for sum in &results.sums {
         if ["f16", "bf16", "f8e4m3fn"].contains(&sum.format) {
