@@ -81,7 +81,8 @@ pub struct ConvertArgs {
 
     /// How FP8 tensors are scaled: `none`, or `per-tensor`: each tensor multiplied by the
     /// largest power of two that keeps its largest magnitude within the format, and the
-    /// inverse stored as an F32 scalar tensor NAME.scale (value = NAME * NAME.scale).
+    /// inverse stored as an F32 scalar tensor NAME.scale (value = NAME * NAME.scale), which
+    /// the report's `scale` column shows.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = ScaleMode::None)]
     fp8_scale: ScaleMode,
 
@@ -120,7 +121,8 @@ A quantized weight verdict: fail if it held NaN/inf, warn if its relative Froben
 exceeds its elements' unit roundoff (E4M3 2^-4, E2M1 2^-2), ok otherwise.
 
 With --fp8-scale per-tensor, a tensor W stored in FP8 was multiplied by a power of two s before
-rounding, and W.scale (F32, shape []) holds 1/s: the values are restored as W * W.scale.
+rounding, and W.scale (F32, shape []) holds 1/s: the values are restored as W * W.scale. The
+report's scale column (and the JSON's `scale`) shows that stored 1/s.
 Exit codes: 0 done, 1 unreadable, malformed or unwritable file, 2 usage, 130 interrupted.";
 
 /// The `--rounding` modes.
@@ -549,7 +551,8 @@ fn table(report: &Report) -> Table {
                 None => row.extend(std::iter::repeat_n(Cell::Empty, 6)),
             }
             if scaled {
-                // Scales are powers of two: 2^-120 reads better than ≈7.52316e-37.
+                // The factor NAME.scale stores, a power of two: 2^-11 reads better than
+                // 0.00048828125.
                 row.push(t.scale.map_or(Cell::Empty, |s| {
                     Cell::Text(format!("2^{}", s.log2().round()))
                 }));

@@ -217,7 +217,8 @@ fn fp8_per_tensor_scales_restore_the_values() {
             check_safetensors(&input, &std::fs::read(&out).unwrap(), dtype, false, true);
         }
     }
-    // With the scale, the bias (|x| up to ~1000) no longer overflows E4M3.
+    // With the scale, the bias (|x| up to ~1000) no longer overflows E4M3: halved before
+    // rounding, so its stored scale is 2^1.
     let table = ok(&[
         "convert",
         "--dry-run",
@@ -231,7 +232,7 @@ fn fp8_per_tensor_scales_restore_the_values() {
         .lines()
         .find(|l| l.starts_with("layers.0.mlp.bias "))
         .unwrap();
-    assert!(bias.contains(" ok") && bias.contains("2^-1"), "{bias}");
+    assert!(bias.contains(" ok") && bias.contains(" 2^1 "), "{bias}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -698,5 +699,62 @@ fn bench_convert_file_runs_small() {
         ["bench.json"],
         "the generated files are removed"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The rows of a text report, by tensor name: each row's cells split on runs of spaces (the
+/// `why` column joins its words again, but these tests read the columns before it).
+fn rows(table: &str) -> Vec<Vec<String>> {
+    table
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn the_scale_column_and_json_show_what_w_scale_stores() {
+    let dir = scratch("scale-shown");
+    let out = dir.join("o.safetensors");
+    let report = dir.join("r.json");
+    let table = ok(&[
+        "convert",
+        s(&data("model_f32.safetensors")),
+        s(&out),
+        "--to",
+        "f8e4m3fn",
+        "--fp8-scale",
+        "per-tensor",
+        "--report",
+        s(&report),
+    ]);
+    assert!(rows(&table)[0].contains(&"scale".to_string()), "{table}");
+    // The scale is the row's one word that starts with 2^ (the why column has none).
+    let scale_of = |name: &str| {
+        let row = rows(&table).into_iter().find(|r| r[0] == name).unwrap();
+        row.into_iter().find(|c| c.starts_with("2^"))
+    };
+    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    let st = SafeTensors::deserialize(&bytes).unwrap();
+    let mut checked = 0;
+    for record in json["tensors"].as_array().unwrap() {
+        let name = record["name"].as_str().unwrap();
+        let Ok(t) = st.tensor(&format!("{name}.scale")) else {
+            assert!(record["scale"].is_null(), "{record}");
+            continue;
+        };
+        let stored = f32::from_le_bytes(t.data().try_into().unwrap()) as f64;
+        assert_eq!(record["scale"].as_f64(), Some(stored), "{name}");
+        assert_eq!(
+            scale_of(name),
+            Some(format!("2^{}", stored.log2())),
+            "{name}"
+        );
+        checked += 1;
+    }
+    // Every converted tensor of the fixture but the empty one has a scale below or above 1.
+    assert!(checked >= 5, "{checked}");
+    // |q| < 0.22: multiplied by 2^11 before rounding, so stored (and shown) as 2^-11.
+    assert_eq!(scale_of("layers.0.attn.q.weight").as_deref(), Some("2^-11"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -364,6 +364,14 @@ pub fn fp8_scale(to: FloatType, amax: f64) -> f64 {
     s.clamp(2f64.powi(-126), 2f64.powi(126))
 }
 
+/// What `NAME.scale` stores for a tensor multiplied by `scale` ([`fp8_scale`]) before
+/// rounding: the inverse, which restores the values (`NAME * NAME.scale`). Exact: both are
+/// powers of two within f32's normal range. The report shows this number too, so that it
+/// reads the same as the file.
+pub fn stored_scale(scale: f64) -> f32 {
+    (1.0 / scale) as f32
+}
+
 /// Reverses the byte order of each `width`-byte element of `bytes` in place (big-endian NumPy
 /// data on a little-endian machine, and the other way round).
 pub fn swap_bytes(bytes: &mut [u8], width: usize) {

@@ -125,6 +125,7 @@ fn report(
     array: &Array,
     plan: &Plan,
     stats: Option<lowp::fit::FitStats>,
+    // The factor the values were multiplied by; the report shows its inverse, as stored.
     scale: Option<f64>,
 ) -> TensorReport {
     let bytes_in = array.elements * array.item_size.unwrap_or(0);
@@ -141,7 +142,7 @@ fn report(
         to,
         target: plan.target,
         stats,
-        scale,
+        scale: scale.map(|s| f64::from(crate::kernel::stored_scale(s))),
         note: plan.note.clone(),
         bytes_in,
         bytes_out,

@@ -45,8 +45,9 @@ pub struct TensorReport {
     pub target: Option<FloatType>,
     /// The statistics, when converted (or measured in a dry run).
     pub stats: Option<FitStats>,
-    /// The per-tensor scale the values were multiplied by before rounding (FP8 with
-    /// `--fp8-scale per-tensor`).
+    /// The per-tensor scale of an FP8 tensor (`--fp8-scale per-tensor`), as the file stores it
+    /// in `NAME.scale`: the factor that restores the values (`NAME * NAME.scale`), a power of
+    /// two. The values were divided by it (multiplied by its inverse) before rounding.
     pub scale: Option<f64>,
     /// Why the tensor was kept as it is.
     pub note: String,
@@ -135,8 +136,8 @@ impl TensorReport {
     /// `elements`, the counts `overflowed`, `flushed_to_zero`, `subnormal`, `became_nan`, the
     /// errors `max_rel_error`, `mean_rel_error`, `max_abs_error`, `mean_abs_error`, the counts
     /// `nan_inputs`, `infinite_inputs`, `exact`, the largest finite magnitude `amax`,
-    /// `bytes_in`, `bytes_out`, `scale` (only when `with_scale`: the factor the values were
-    /// multiplied by before rounding), when `with_quant` the block-quantization figures
+    /// `bytes_in`, `bytes_out`, `scale` (only when `with_scale`: the number stored in
+    /// `NAME.scale`, which restores the values as `NAME * scale`), when `with_quant` the block-quantization figures
     /// `scheme`, `sqnr_db` (10·log10(Σx² / Σ(x - x̂)²)), `rel_frobenius_error`
     /// (‖x - x̂‖ / ‖x‖), `clipped_blocks` and `blocks` (blocks whose scale made some element
     /// saturate), `bytes_per_param` (output bytes, scales included, per element), `verdict`, `why` (see [`TensorReport::verdict`], under

@@ -507,10 +507,11 @@ fn run_job(
             let (stats, scale) =
                 crate::convert::run_tensor(opts, &files, segment, plan, false, elements)
                     .map_err(|e| e.about(&t.name))?;
-            if let (Some(scale), Some(name)) = (scale, &plan.scale_name)
+            let stored = scale.map(crate::kernel::stored_scale);
+            if let (Some(stored), Some(name)) = (stored, &plan.scale_name)
                 && let Some(at) = shard.at(name)
             {
-                at.write(&((1.0 / scale) as f32).to_le_bytes(), 0)?;
+                at.write(&stored.to_le_bytes(), 0)?;
             }
             Ok(TensorReport {
                 name: t.name.clone(),
@@ -519,7 +520,7 @@ fn run_job(
                 to: first.dtype.to_string(),
                 target: plan.target,
                 stats,
-                scale,
+                scale: stored.map(f64::from),
                 note: plan.note.clone(),
                 bytes_in: t.end - t.begin,
                 bytes_out,

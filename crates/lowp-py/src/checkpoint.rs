@@ -40,8 +40,9 @@ use std::path::PathBuf;
 /// Returns one dict per tensor, in the file's order, with the fields of `lowp convert
 /// --report`: name, from, to, elements, overflowed, flushed_to_zero, subnormal, became_nan,
 /// max_rel_error, mean_rel_error, max_abs_error, mean_abs_error, nan_inputs,
-/// infinite_inputs, exact, amax, bytes_in, bytes_out, scale (when scaled), with a scheme
-/// scheme, sqnr_db, rel_frobenius_error, clipped_blocks, blocks and bytes_per_param, then
+/// infinite_inputs, exact, amax, bytes_in, bytes_out, scale (when scaled: the value of
+/// W.scale), with a scheme scheme, sqnr_db, rel_frobenius_error, clipped_blocks, blocks and
+/// bytes_per_param, then
 /// verdict ("fail", "warn", "ok", "exact" or "kept"), why and shape. Figures that do not
 /// apply are None.
 ///
