@@ -198,6 +198,14 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
             t.name()
         )));
     }
+    // IN before OUT: a missing input is the error to report (exit 1, with the system's
+    // reason, as for any file that cannot be read), not what OUT would have to be for it.
+    if let Err(e) = std::fs::metadata(&args.input) {
+        return Err(CliError::failure(format!(
+            "cannot open {}: {e}",
+            args.input.display()
+        )));
+    }
     // Every output against the input and each other, before any work: OUT is a file, or a
     // directory when IN is a model directory or index.
     let out_kind = if lowp_io::model::Model::is_model_path(&args.input) {

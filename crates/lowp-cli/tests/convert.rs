@@ -758,3 +758,44 @@ fn the_scale_column_and_json_show_what_w_scale_stores() {
     assert_eq!(scale_of("layers.0.attn.q.weight").as_deref(), Some("2^-11"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn missing_inputs_exit_1_naming_the_path_and_the_reason() {
+    let dir = scratch("missing");
+    let missing_dir = dir.join("no-such-model");
+    let existing_dir = dir.join("out");
+    std::fs::create_dir(&existing_dir).unwrap();
+    let missing_file = dir.join("no-such.safetensors");
+    let new_out = dir.join("o.safetensors");
+    let cases: [Vec<&str>; 7] = [
+        vec![s(&missing_file), s(&new_out), "--to", "bf16"],
+        vec!["--dry-run", s(&missing_file), "--to", "bf16"],
+        // A missing model directory, with OUT a directory (existing, or named with a '/'):
+        // the input is what is wrong, not OUT.
+        vec![s(&missing_dir), s(&existing_dir), "--to", "bf16"],
+        vec![s(&missing_dir), "new-dir/", "--to", "bf16"],
+        vec!["--dry-run", s(&missing_dir), "--to", "bf16"],
+        vec![s(&missing_dir), s(&new_out), "--to", "mxfp4"],
+        vec![
+            "--dry-run",
+            "/nonexistent/model.safetensors.index.json",
+            "--to",
+            "f16",
+        ],
+    ];
+    for args in cases {
+        let mut all = vec!["convert"];
+        all.extend(&args);
+        let err = fails(1, &all);
+        let path = args
+            .iter()
+            .find(|a| a.contains("no") && !a.starts_with("--"))
+            .unwrap();
+        assert!(
+            err.contains(&format!("cannot open {path}: No such file or directory")),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(listing(&dir), ["out"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
