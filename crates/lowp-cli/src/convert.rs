@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::report::significant;
-use lowp_io::{FloatType, Options, Report, Target};
+use lowp_io::{FloatType, Options, Report, Target, Verdict};
 use serde_json::{Value, json};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -94,6 +94,14 @@ pub struct ConvertArgs {
     /// the conversion starts).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+
+    /// Exit 1 when a tensor's verdict is `fail` (`--strict`, or `--strict=fail`), or `warn` or
+    /// `fail` (`--strict=warn`), or an --only pattern matches no tensor. OUT is then not
+    /// written (an existing OUT is left as it was); the report is printed, and --report
+    /// written, all the same.
+    #[arg(long, value_name = "LEVEL", value_enum, num_args = 0..=1, require_equals = true,
+          default_missing_value = "fail")]
+    strict: Option<StrictLevel>,
 }
 
 /// The end of `lowp convert --help`: the verdicts and where scales go.
@@ -123,7 +131,10 @@ exceeds its elements' unit roundoff (E4M3 2^-4, E2M1 2^-2), ok otherwise.
 With --fp8-scale per-tensor, a tensor W stored in FP8 was multiplied by a power of two s before
 rounding, and W.scale (F32, shape []) holds 1/s: the values are restored as W * W.scale. The
 report's scale column (and the JSON's `scale`) shows that stored 1/s.
-Exit codes: 0 done, 1 unreadable, malformed or unwritable file, 2 usage, 130 interrupted.";
+
+Exit codes: 0 done; 1 a missing, unreadable, malformed or unwritable file (the message names
+the path and the reason), or with --strict a verdict at its level or an --only pattern that
+matches nothing (OUT not written); 2 usage; 130 interrupted.";
 
 /// The `--rounding` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -141,6 +152,25 @@ pub enum SearchMode {
     Spec,
     /// The least squared error among the rule's scale and its neighbours.
     Mse,
+}
+
+/// The `--strict` levels: the best verdict that still fails the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StrictLevel {
+    /// Exit 1 on a `fail` verdict.
+    Fail,
+    /// Exit 1 on a `warn` or `fail` verdict.
+    Warn,
+}
+
+impl StrictLevel {
+    /// The verdict it stands for.
+    fn verdict(self) -> Verdict {
+        match self {
+            StrictLevel::Fail => Verdict::Fail,
+            StrictLevel::Warn => Verdict::Warn,
+        }
+    }
 }
 
 /// The `--fp8-scale` modes.
@@ -241,6 +271,7 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
         keep_f32: args.keep_f32.clone(),
         saturate: args.saturate,
         per_tensor_scale: args.fp8_scale == ScaleMode::PerTensor,
+        strict: args.strict.map(StrictLevel::verdict),
     };
     let start = Instant::now();
     let mut reports = Vec::new();
@@ -264,6 +295,7 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
                 "keep_f32": args.keep_f32,
                 "saturate": args.saturate,
                 "fp8_scale": if args.fp8_scale == ScaleMode::PerTensor { "per-tensor" } else { "none" },
+                "strict": args.strict.map(|l| format!("{l:?}").to_lowercase()),
             });
             runs.push(report.to_json(command, seconds));
         }
@@ -275,10 +307,110 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
         output::write_atomically(file, output::json_text(&value).as_bytes())?;
     }
     let out_name = args.output.as_ref().map(|p| p.display().to_string());
-    if let [(_, report)] = reports.as_slice() {
-        return Ok(table(report).to_text() + "\n" + &report.summary(out_name.as_deref(), seconds));
+    let mut text = if let [(_, report)] = reports.as_slice() {
+        table(report).to_text() + "\n" + &report.summary(out_name.as_deref(), seconds)
+    } else {
+        comparison(&reports).to_text() + "\n" + &compared_summary(&reports, seconds)
+    };
+    // Every target's report has the same tensors, so one says what --only matched.
+    let unmatched: Vec<String> = reports.first().map_or_else(Vec::new, |(to, r)| {
+        let options = options(*to);
+        let unmatched = options.unmatched_only(&r.tensors);
+        unmatched.into_iter().map(str::to_string).collect()
+    });
+    let (failed, warned) = worst_counts(&reports);
+    let Some(level) = args.strict else {
+        for pattern in &unmatched {
+            warn(&format!("--only '{pattern}' matches no tensor"));
+        }
+        text += &strict_hint(failed, warned, args.dry_run);
+        return Ok(text);
+    };
+    let mut why = Vec::new();
+    if failed > 0 {
+        why.push(tensors(failed, "failed"));
     }
-    Ok(comparison(&reports).to_text() + "\n" + &compared_summary(&reports, seconds))
+    if warned > 0 && level == StrictLevel::Warn {
+        why.push(tensors(warned, "got warn"));
+    }
+    why.extend(
+        unmatched
+            .iter()
+            .map(|p| format!("--only '{p}' matches no tensor")),
+    );
+    if why.is_empty() {
+        return Ok(text);
+    }
+    // The report is what tells the user what to fix: it goes out before the error.
+    output::emit(&text)?;
+    let flag = match level {
+        StrictLevel::Fail => "--strict",
+        StrictLevel::Warn => "--strict=warn",
+    };
+    let written = match &out_name {
+        Some(out) => format!("; {out} not written"),
+        None => String::new(),
+    };
+    Err(CliError::failure(format!(
+        "{} ({flag}){written}",
+        why.join(", ")
+    )))
+}
+
+/// How many tensors failed and how many got a warning, in the worst of the reports (the
+/// most of each over the targets compared).
+fn worst_counts(reports: &[(Target, Report)]) -> (usize, usize) {
+    let count = |report: &Report, verdict: Verdict| {
+        report
+            .verdict_counts()
+            .iter()
+            .find(|(v, _)| *v == verdict)
+            .map_or(0, |(_, n)| *n)
+    };
+    reports.iter().fold((0, 0), |(f, w), (_, r)| {
+        (
+            f.max(count(r, Verdict::Fail)),
+            w.max(count(r, Verdict::Warn)),
+        )
+    })
+}
+
+/// `N tensor(s) <what>`.
+fn tensors(n: usize, what: &str) -> String {
+    format!("{n} tensor{} {what}", if n == 1 { "" } else { "s" })
+}
+
+/// The line under the summary when some tensors failed or got a warning and `--strict` was
+/// not given: the run still exits 0, and this says how to make it not.
+fn strict_hint(failed: usize, warned: usize, dry_run: bool) -> String {
+    let consequence = if dry_run {
+        "exit 1"
+    } else {
+        "exit 1 without writing OUT"
+    };
+    match (failed, warned) {
+        (0, 0) => String::new(),
+        (0, w) => format!(
+            "{}; --strict=warn makes this {consequence}.\n",
+            tensors(w, "got warn")
+        ),
+        (f, 0) => format!(
+            "{}; --strict makes this {consequence}.\n",
+            tensors(f, "failed")
+        ),
+        (f, w) => format!(
+            "{} and {w} got warn; --strict makes failures {consequence}, --strict=warn \
+             warnings too.\n",
+            tensors(f, "failed")
+        ),
+    }
+}
+
+/// Prints `warning: …` on stderr, a line of its own.
+fn warn(message: &str) {
+    use std::io::Write;
+    // Nothing sensible is left to do when stderr itself is gone.
+    let _ = writeln!(std::io::stderr(), "warning: {message}");
 }
 
 /// One row per tensor and one column of relative error per target: how several targets

@@ -759,6 +759,190 @@ fn the_scale_column_and_json_show_what_w_scale_stores() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Runs `lowp convert` with `args`, and gives its exit code, stdout and stderr.
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["convert"];
+    all.extend(args);
+    let out = lowp(&all);
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn strict_exits_1_on_fail_and_leaves_out_unwritten() {
+    let dir = scratch("strict");
+    let model = data("model_f32.safetensors");
+    let out = dir.join("o.safetensors");
+    // Without --strict: exit 0, OUT written, and the summary says how to make it exit 1.
+    let (code, stdout, stderr) = run(&[s(&model), s(&out), "--to", "f8e4m3fn"]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""), "{stdout}");
+    assert!(out.exists());
+    assert!(
+        stdout.contains(
+            "2 tensors failed and 2 got warn; --strict makes failures exit 1 without writing \
+             OUT, --strict=warn warnings too.\n"
+        ),
+        "{stdout}"
+    );
+    // With --strict: the report on stdout, one error line, exit 1, OUT as it was.
+    std::fs::write(&out, b"previous").unwrap();
+    let report = dir.join("r.json");
+    let (code, stdout, stderr) = run(&[
+        s(&model),
+        s(&out),
+        "--to",
+        "f8e4m3fn",
+        "--strict",
+        "--report",
+        s(&report),
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "error: 2 tensors failed (--strict); {} not written\n",
+            out.display()
+        )
+    );
+    assert!(stdout.contains("layers.0.mlp.bias"), "{stdout}");
+    assert!(stdout.contains("not written (--strict)"), "{stdout}");
+    assert!(!stdout.contains("makes this exit 1"), "{stdout}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["summary"]["written"], false);
+    assert_eq!(json["command"]["strict"], "fail");
+    assert_eq!(
+        listing(&dir),
+        ["o.safetensors", "r.json"],
+        "no temporary file left"
+    );
+    // A model directory is not written either.
+    let model_dir = dir.join("model");
+    std::fs::create_dir(&model_dir).unwrap();
+    std::fs::copy(&model, model_dir.join("model.safetensors")).unwrap();
+    let out_dir = dir.join("out");
+    let (code, _, stderr) = run(&[s(&model_dir), s(&out_dir), "--to", "f8e4m3fn", "--strict"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(!out_dir.exists());
+    assert_eq!(listing(&dir), ["model", "o.safetensors", "r.json"]);
+    // Nor a NumPy file (a .npy and an .npz whose overflows fail in f16).
+    for fixture in ["c_f32.npy", "arrays.npz"] {
+        let out = dir.join(fixture);
+        let (code, _, stderr) = run(&[s(&data(fixture)), s(&out), "--to", "f16", "--strict"]);
+        assert_eq!(code, Some(1), "{fixture}: {stderr}");
+        assert!(!out.exists(), "{fixture}");
+    }
+    assert_eq!(listing(&dir), ["model", "o.safetensors", "r.json"]);
+    // --strict=fail is --strict; nothing to fail, exit 0 and written.
+    let (code, stdout, stderr) = run(&[
+        s(&model),
+        s(&out),
+        "--to",
+        "f8e4m3fn",
+        "--fp8-scale",
+        "per-tensor",
+        "--only",
+        "layers.*",
+        "--strict=fail",
+    ]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""), "{stdout}");
+    assert_ne!(std::fs::read(&out).unwrap(), b"previous");
+    // --strict takes no separate value: IN stays IN (and widening to f64 fails nothing).
+    let (code, _, stderr) = run(&["--strict", s(&model), "--dry-run", "--to", "f64"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn strict_warn_exits_1_on_warn_too() {
+    let model = data("model_f32.safetensors");
+    // Scaled E4M3 of the layers: `layers.0.tiny` is fine, so pick a warn: f16 flushes the
+    // tiny values to zero.
+    let args = [
+        s(&model),
+        "--dry-run",
+        "--to",
+        "f16",
+        "--only",
+        "layers.0.tiny",
+    ];
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""));
+    assert!(stdout.contains(" warn "), "{stdout}");
+    assert!(
+        stdout.contains("1 tensor got warn; --strict=warn makes this exit 1.\n"),
+        "{stdout}"
+    );
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    let (code, _, stderr) = run(&strict);
+    assert_eq!(
+        (code, stderr.as_str()),
+        (Some(0), ""),
+        "--strict is --strict=fail"
+    );
+    strict.pop();
+    strict.push("--strict=warn");
+    let (code, stdout, stderr) = run(&strict);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr, "error: 1 tensor got warn (--strict=warn)\n");
+    assert!(
+        stdout.contains("layers.0.tiny"),
+        "the report is printed: {stdout}"
+    );
+    let err = fails(
+        2,
+        &[
+            "convert",
+            "--dry-run",
+            s(&model),
+            "--to",
+            "f16",
+            "--strict=maybe",
+        ],
+    );
+    assert!(err.contains("valid values: fail, warn"), "{err}");
+}
+
+#[test]
+fn only_that_matches_nothing_warns_and_strict_fails() {
+    let dir = scratch("only-nothing");
+    let model = data("model_f32.safetensors");
+    let out = dir.join("o.safetensors");
+    let args = [
+        s(&model),
+        s(&out),
+        "--to",
+        "bf16",
+        "--only",
+        "layers.0.attn.*,decoder.*",
+    ];
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stderr, "warning: --only 'decoder.*' matches no tensor\n");
+    assert!(stdout.contains("wrote"), "{stdout}");
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    std::fs::remove_file(&out).unwrap();
+    let (code, _, stderr) = run(&strict);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "error: --only 'decoder.*' matches no tensor (--strict); {} not written\n",
+            out.display()
+        )
+    );
+    assert!(!out.exists());
+    // A pattern that matches is silent.
+    let (code, _, stderr) = run(&[s(&model), "--dry-run", "--to", "bf16", "--only", "emb*"]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn missing_inputs_exit_1_naming_the_path_and_the_reason() {
     let dir = scratch("missing");

@@ -13,7 +13,7 @@ use crate::model::Model;
 use crate::pipeline::{self, Action, Files, Segment};
 use crate::progress::{Control, NoProgress, Progress};
 use crate::quant::{QuantOptions, Scheme};
-use crate::report::Report;
+use crate::report::{Report, TensorReport, Verdict};
 use crate::{numpy, write_model};
 use lowp::fit::FitStats;
 use std::fs::File;
@@ -97,6 +97,11 @@ pub struct Options {
     /// Scale each FP8 tensor by the power of two that fits its largest magnitude, storing the
     /// inverse as the F32 scalar `NAME.scale` (`--fp8-scale per-tensor`).
     pub per_tensor_scale: bool,
+    /// Leave the output unwritten when a tensor's verdict is this or worse, or an `--only`
+    /// pattern matches no tensor (`--strict`; `None`: always write). The conversion still runs
+    /// to the end and gives its report, with [`Report::written`] false; an existing output is
+    /// left as it was.
+    pub strict: Option<Verdict>,
 }
 
 impl Options {
@@ -118,6 +123,7 @@ impl Options {
             keep_f32: Vec::new(),
             saturate: false,
             per_tensor_scale: false,
+            strict: None,
         }
     }
 }
@@ -158,6 +164,25 @@ impl Options {
     /// Whether `--only` selects the tensor `name` (no `--only` selects every tensor).
     pub fn selects(&self, name: &str) -> bool {
         self.only.is_empty() || self.only.iter().any(|p| glob(p, name))
+    }
+
+    /// The `--only` patterns that match none of the reported tensors' names, in the order
+    /// given.
+    pub fn unmatched_only<'a>(&'a self, tensors: &[TensorReport]) -> Vec<&'a str> {
+        self.only
+            .iter()
+            .filter(|p| !tensors.iter().any(|t| glob(p, &t.name)))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// Whether [`Options::strict`] keeps the output of a conversion that gave `tensors` from
+    /// being written.
+    pub fn refuses(&self, tensors: &[TensorReport]) -> bool {
+        self.strict.is_some_and(|level| {
+            tensors.iter().any(|t| t.verdict(self.saturate).0 <= level)
+                || !self.unmatched_only(tensors).is_empty()
+        })
     }
 
     /// Whether `--keep-f32` names the tensor `name`.
@@ -476,10 +501,13 @@ pub fn convert_with(
     };
     progress.finish();
     let tensors = tensors?;
+    // Dropped uncommitted, a refused output is removed.
+    let temp = temp.filter(|_| !opts.refuses(&tensors));
     let file_bytes_out = match &temp {
         Some(t) => t.file().metadata().map_err(|e| t.error(&e))?.len(),
         None => 0,
     };
+    let written = temp.is_some();
     if let Some(t) = temp {
         t.commit()?;
     }
@@ -488,6 +516,7 @@ pub fn convert_with(
         saturate: opts.saturate,
         file_bytes_in: len,
         file_bytes_out,
+        written,
     })
 }
 
@@ -534,6 +563,7 @@ fn convert_model(opts: &Options, control: Control<'_>) -> Result<Report, Error> 
     control.progress.finish();
     let (tensors, file_bytes_in, file_bytes_out) = result?;
     Ok(Report {
+        written: opts.output.is_some() && !opts.refuses(&tensors),
         tensors,
         saturate: opts.saturate,
         file_bytes_in,

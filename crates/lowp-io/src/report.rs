@@ -312,8 +312,11 @@ pub struct Report {
     pub saturate: bool,
     /// Bytes of the input file.
     pub file_bytes_in: u64,
-    /// Bytes of the output file (0 in a dry run).
+    /// Bytes of the output file (0 in a dry run, or when nothing was written).
     pub file_bytes_out: u64,
+    /// Whether the output was written: false in a dry run, and when a verdict or an unmatched
+    /// `--only` pattern met [`crate::Options::strict`].
+    pub written: bool,
 }
 
 impl Report {
@@ -362,7 +365,7 @@ impl Report {
         summary
     }
 
-    /// The line under the table.
+    /// The line under the table; `written` names the output (`None`: a dry run).
     pub fn summary(&self, written: Option<&str>, seconds: f64) -> String {
         let counts: Vec<String> = self
             .verdict_counts()
@@ -372,10 +375,11 @@ impl Report {
         let tensors = self.tensors.len();
         let plural = if tensors == 1 { "" } else { "s" };
         let what = match written {
-            Some(out) => format!(
+            Some(out) if self.written => format!(
                 "wrote {out}: {} → {} bytes",
                 self.file_bytes_in, self.file_bytes_out
             ),
+            Some(out) => format!("{out} not written (--strict)"),
             None => "dry run: nothing written".to_string(),
         };
         let quant = self
@@ -415,6 +419,7 @@ impl Report {
                 "verdicts": counts,
                 "file_bytes_in": self.file_bytes_in,
                 "file_bytes_out": self.file_bytes_out,
+                "written": self.written,
                 "seconds": seconds,
             },
             "tensors": records,

@@ -397,6 +397,10 @@ pub(crate) fn convert(
             reports.push(report);
         }
     }
+    if opts.refuses(&reports) {
+        // Dropped uncommitted, the temporary files and directory are removed.
+        return Ok((reports, model.bytes(), 0));
+    }
     let mut bytes_out = 0;
     for s in &shards {
         if let Some(f) = &s.file {
