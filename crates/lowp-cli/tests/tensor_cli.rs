@@ -6,9 +6,83 @@ use common::{stdout, usage_error};
 
 use serde_json::Value;
 
+/// `lowp kernels` with `COLUMNS` set to `columns`, or unset (stdout is a pipe here, not a
+/// terminal).
+fn kernels_text(columns: Option<&str>) -> String {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lowp"));
+    command.arg("kernels");
+    match columns {
+        Some(c) => command.env("COLUMNS", c),
+        None => command.env_remove("COLUMNS"),
+    };
+    let out = command.output().unwrap();
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The blocks of the wrapped matrix: each a header line and its op rows.
+fn blocks(text: &str) -> Vec<Vec<&str>> {
+    text.split("\n\n")
+        .filter(|b| b.starts_with("op "))
+        .map(|b| b.lines().filter(|l| !l.starts_with('-')).collect())
+        .collect()
+}
+
+#[test]
+fn kernels_matrix_fits_the_width() {
+    let wide = kernels_text(Some("1000"));
+    let ops = blocks(&wide)[0].len() - 1;
+    for (columns, width) in [
+        (None, 80),
+        (Some("80"), 80),
+        (Some("120"), 120),
+        (Some("30"), 30),
+    ] {
+        let out = kernels_text(columns);
+        for line in out.lines() {
+            // Only a lone dtype column may not fit a very narrow terminal.
+            assert!(
+                line.chars().count() <= width || width < 40,
+                "{columns:?}: {} columns: {line}",
+                line.chars().count()
+            );
+        }
+        let blocks = blocks(&out);
+        assert!(blocks.len() > 1, "{columns:?}: {out}");
+        // Every block lists every op; together they hold every dtype once, in order.
+        let mut dtypes = Vec::new();
+        for block in &blocks {
+            assert_eq!(block.len() - 1, ops, "{columns:?}");
+            dtypes.extend(block[0].split_whitespace().skip(1));
+        }
+        let all: Vec<&str> = blocks_header(&wide);
+        assert_eq!(dtypes, all, "{columns:?}");
+        // cast has a kernel for every dtype, wherever its column went.
+        let casts: usize = out
+            .lines()
+            .filter(|l| l.starts_with("cast "))
+            .map(|l| l.split_whitespace().filter(|&c| c == "x").count())
+            .sum();
+        assert_eq!(casts, 19, "{columns:?}");
+        assert!(out.contains("kernels for"), "{out}");
+    }
+    assert_eq!(blocks(&kernels_text(Some("120"))).len(), 2);
+    assert_eq!(blocks(&kernels_text(None)).len(), 3);
+}
+
+/// The dtype names of the one-block matrix's header.
+fn blocks_header(text: &str) -> Vec<&str> {
+    text.lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .collect()
+}
+
 #[test]
 fn kernels_matrix_lists_every_op_and_dtype() {
-    let out = stdout(&["kernels"]);
+    let out = kernels_text(Some("1000"));
     let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(header[0], "op");
     assert_eq!(header.len(), 1 + 19);
@@ -31,6 +105,14 @@ fn kernels_matrix_lists_every_op_and_dtype() {
         md.lines().filter(|l| l.starts_with('|')).count(),
         out.lines().count() - 2
     );
+    // Markdown stays one table, whatever the width.
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lowp"));
+    let narrow = command
+        .args(["kernels", "--format", "markdown"])
+        .env("COLUMNS", "40")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(narrow.stdout).unwrap(), md);
 }
 
 #[test]
