@@ -223,6 +223,17 @@ fn report_on_two_small_formats() {
         pictures += 1;
     }
     assert!(pictures >= 3, "{page}");
+    // The pictures show the chosen formats only: two rounding-error panels side by side, and
+    // three rows of bit layout (f32 for reference, f4e2m1fn, f6e3m2fn).
+    let size = |name: &str| {
+        let file = std::fs::File::open(dir.join(name)).unwrap();
+        let reader = png::Decoder::new(std::io::BufReader::new(file))
+            .read_info()
+            .unwrap();
+        (reader.info().width, reader.info().height)
+    };
+    assert_eq!(size("rounding-error.png"), (960, 64 + 290));
+    assert_eq!(size("layout.png"), (1200, 70 + 40 * 3 + 20));
     let table: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("error-table.json")).unwrap())
             .unwrap();
