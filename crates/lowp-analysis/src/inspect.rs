@@ -1,7 +1,8 @@
 //! `lowp inspect`: what rounding one value into each format gives.
 //!
 //! A decimal VALUE is rounded once, directly from its digits, into each requested format (the
-//! type's `FromStr`); the nearest f64 stands in for it only in the error columns. A bit pattern (`0x3c00 --as f16`) is shown as a value of its format, and each
+//! type's `FromStr`), and so is a hexadecimal float (`0x1.8p3`, from its exact binary value);
+//! the nearest f64 stands in for it only in the error columns. A bit pattern (`0x3c00 --as f16`) is shown as a value of its format, and each
 //! `--to` format gets that value rounded into it. A decimal with `--as` is first rounded into
 //! the `--as` format, and the `--to` formats convert that result.
 //!
@@ -42,9 +43,13 @@ impl Line {
     /// (with what rounding `input`, its nearest f64, would give beside it), else `input` rounded.
     fn new(ops: &'static Format, input: f64, from: &'static str, text: Option<&str>) -> Self {
         let via_f64 = ops.from_f64(input);
-        let direct = text.and_then(|t| ops.parse(t).ok());
+        let direct = text.and_then(|t| crate::input::round_once(ops, t));
+        let measured = match text {
+            Some(t) if direct.is_some() => crate::input::measured_as(input, t),
+            _ => input,
+        };
         Line {
-            rounded: Rounded::with_bits(ops, input, direct.unwrap_or(via_f64)),
+            rounded: Rounded::with_bits(ops, measured, direct.unwrap_or(via_f64)),
             from,
             via_f64: direct.map(|_| via_f64),
         }
@@ -165,11 +170,16 @@ impl Report {
                 number::readable(ops.to_f64(bits))
             ),
             Input::Decimal(x) => {
-                let mut s = format!(
-                    "input: {} (as f64: {})",
-                    self.text,
-                    number::readable_with(x, INPUT_EXACT_DIGITS, 17)
-                );
+                // Each format rounds the number as written; say so when its f64 stand-in
+                // (used for the errors) is not even close to it.
+                let mut s = match self.input.f64_note(&self.text) {
+                    Some(note) => format!("input: {note}"),
+                    None => format!(
+                        "input: {} (as f64: {})",
+                        self.text,
+                        number::readable_with(x, INPUT_EXACT_DIGITS, 17)
+                    ),
+                };
                 if let Some(ops) = self.as_format {
                     s.push_str(&format!(", rounded to {} first", ops.name));
                 }
@@ -200,10 +210,15 @@ impl Report {
             }),
             Input::Decimal(x) => json!({
                 "text": self.text,
-                "kind": "decimal",
+                "kind": if crate::input::HexFloat::parse(&self.text).is_some() {
+                    "hex float"
+                } else {
+                    "decimal"
+                },
                 "as": self.as_format.map(|f| f.name),
                 "value": Cell::Number(x).json(),
                 "value_exact": number::exact_string(x),
+                "note": self.input.f64_note(&self.text),
             }),
         };
         json_text(&json!({

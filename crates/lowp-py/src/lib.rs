@@ -334,9 +334,10 @@ fn formats(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 
 /// What rounding a value into each format gives, as `lowp inspect --format json` shows it.
 ///
-/// value: a decimal string ("0.1", "1e-8", "inf"), rounded once, directly from its digits,
-///     into each format; a float or int, rounded from its exact value; or with source=FORMAT
-///     a bit pattern string of that format ("0x3c00").
+/// value: a decimal string ("0.1", "1e-8", "inf") or a hexadecimal one ("0x1.8p3", as
+///     float.hex() writes them), rounded once, directly from its exact value, into each
+///     format; a float or int, rounded from its exact value; or with source=FORMAT a bit
+///     pattern string of that format ("0x3c00").
 /// to: a format, or a list or tuple of formats, to round into (default: every format, or only the
 ///     source format when source is given).
 /// source: read value as a value of this format first (decimals are rounded into it); the
