@@ -166,8 +166,11 @@ impl TrainConfig {
                 message,
             })
         };
-        if self.epochs == 0 || self.batch_size == 0 {
-            return bad("epochs and batch_size must be at least 1".into());
+        if self.epochs == 0 {
+            return bad("epochs must be at least 1, not 0".into());
+        }
+        if self.batch_size == 0 {
+            return bad("batch_size must be at least 1, not 0".into());
         }
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
             return bad(format!(
@@ -372,4 +375,47 @@ fn sgd_velocity(velocity: &[Vec<f32>], grads: &[Tensor], momentum: f32) -> Resul
             Ok(v.iter().zip(g).map(|(&v, &g)| momentum * v + g).collect())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_knob_is_named_alone() {
+        let epochs = TrainConfig {
+            epochs: 0,
+            ..TrainConfig::default()
+        };
+        let message = epochs.validate().unwrap_err().to_string();
+        assert!(
+            message.contains("epochs must be at least 1, not 0"),
+            "{message}"
+        );
+        assert!(!message.contains("batch_size"), "{message}");
+        let batch = TrainConfig {
+            batch_size: 0,
+            ..TrainConfig::default()
+        };
+        let message = batch.validate().unwrap_err().to_string();
+        assert!(
+            message.contains("batch_size must be at least 1"),
+            "{message}"
+        );
+        assert!(!message.contains("epochs"), "{message}");
+        assert!(TrainConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn precisions_parse_by_name_and_list_the_valid_ones() {
+        assert_eq!(
+            "F16-NoScale".parse::<Precision>().unwrap(),
+            Precision::F16NoScale
+        );
+        let message = "f12".parse::<Precision>().unwrap_err().to_string();
+        assert!(
+            message.contains("'f12'") && message.contains("f32, f16, f16-noscale, bf16, fp8"),
+            "{message}"
+        );
+    }
 }

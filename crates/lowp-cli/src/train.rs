@@ -32,12 +32,15 @@ pub struct TrainArgs {
     #[arg(long, conflicts_with = "precision")]
     compare: bool,
 
-    /// Passes over the 1,438 training images (batches of 32).
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// Passes over the 1,438 training images (batches of 32), 1 or more.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = parse_epochs,
+          allow_negative_numbers = true)]
     epochs: usize,
 
-    /// Seeds the train/test split, the initial weights and the batch order.
-    #[arg(long, value_name = "SEED", default_value_t = 0)]
+    /// Seeds the train/test split, the initial weights and the batch order (a whole number,
+    /// 0 to 2^64 - 1).
+    #[arg(long, value_name = "SEED", default_value_t = 0, value_parser = parse_seed,
+          allow_negative_numbers = true)]
     seed: u64,
 
     /// Write one JSON record per precision run (precision, test_accuracy, skipped_steps,
@@ -51,9 +54,29 @@ pub struct TrainArgs {
     plot: Option<PathBuf>,
 }
 
-/// clap's parser for precision names.
+/// clap's parser for precision names; the message names the valid ones, not the type.
 fn parse_precision(name: &str) -> Result<Precision, String> {
-    name.parse().map_err(|e: lowp_tensor::Error| e.to_string())
+    name.parse().map_err(|_| {
+        format!(
+            "not a precision; valid precisions: {}",
+            Precision::ALL.map(Precision::name).join(", ")
+        )
+    })
+}
+
+/// clap's parser for `--seed`: a whole number that fits 64 bits.
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| "give a whole number from 0 to 18446744073709551615".to_string())
+}
+
+/// clap's parser for `--epochs`: a whole number, at least 1.
+fn parse_epochs(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("train for at least 1 epoch".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("give a whole number of epochs, 1 or more (20 by default)".to_string()),
+    }
 }
 
 /// The default picture of `--compare`.
@@ -67,9 +90,14 @@ pub fn run(args: &TrainArgs) -> Result<String, CliError> {
         seed: args.seed,
         ..TrainConfig::default()
     };
-    config
-        .validate()
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    // Only --epochs reaches the configuration, and clap has checked it; a knob out of range
+    // here would be this program's own, so say what it is without the type's name.
+    config.validate().map_err(|e| {
+        CliError::usage(match e {
+            lowp_tensor::Error::Argument { message, .. } => message,
+            other => other.to_string(),
+        })
+    })?;
     let plot = match (&args.plot, args.compare) {
         (Some(p), _) => Some(p.clone()),
         (None, true) => Some(PathBuf::from(DEFAULT_PLOT)),

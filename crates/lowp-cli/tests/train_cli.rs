@@ -113,7 +113,11 @@ fn usage_errors() {
     let out = lowp(&["train", "--precision", "f12"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown precision 'f12'"), "{err}");
+    assert!(
+        err.contains("invalid value 'f12' for '--precision"),
+        "{err}"
+    );
+    assert!(err.contains("valid precisions: f32, f16"), "{err}");
     let out = lowp(&["train", "--epochs", "0"]);
     assert_eq!(
         out.status.code(),
