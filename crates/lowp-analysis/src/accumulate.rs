@@ -370,13 +370,13 @@ impl Outcome {
             let ratio = sum.abs() / self.max_addend;
             out.push_str(&format!(
                 "It stopped changing after step {step}, at {} (the last {} additions were all \
-                 lost; sum / largest addend = {}, the seeds' ceiling for {f} being 2^{}), \
-                 while the exact sum went on to {}.\n",
+                 lost; sum / largest addend = {}, near 2^{p}, where {f}'s {p} bits of precision \
+                 stop a sum), while the exact sum went on to {}.\n",
                 crate::number::readable(sum),
                 s.n - step,
                 crate::number::approximate(ratio),
-                self.precision(),
                 crate::number::approximate(self.exact),
+                p = self.precision(),
             ));
         }
         out

@@ -1,4 +1,6 @@
-//! `lowp error-table`: the seeds' appendix table 3.3, measured on every input.
+//! `lowp error-table`: the error of every element-wise math function in each format, measured
+//! on every input (the FP16 vs FP32 table that `docs/precision-analysis.md` discusses, extended
+//! to every format and to the exact result).
 //!
 //! For each element-wise op and each format, the op the tensor layer really runs
 //! ([`Tensor::unary`]: lowp's correctly rounded function, looked up in a table) is applied to
@@ -6,15 +8,16 @@
 //!
 //! * with the exact result: the f64 reference of [`lowp_tensor::ops::reference`] on the same
 //!   (already rounded) input, whose own error (near 2^-53) is far below any format's; and
-//! * with an FP32 computation, the seeds' method: the same op run on the input cast to f32 (so
-//!   the f32 result, itself within an f32 ulp of exact).
+//! * with an FP32 computation, the method of the hand-measured FP16 table: the same op run on
+//!   the input cast to f32 (so the f32 result, itself within an f32 ulp of exact).
 //!
 //! Errors are measured over the inputs whose exact result lies within the format's range and
-//! whose output is finite; the others are counted apart: `overflows` (the exact result is beyond
-//! the largest finite value, or the output is ±infinity), `nans` (NaN out of an input inside the
-//! domain whose exact result is in range, as E8M0's NaN for a negative result), and
-//! `underflows` (a nonzero exact result that came out zero; it stays measured, with relative
-//! error 1). Relative errors skip exact results of zero. Means weigh every input value alike
+//! whose output is not NaN or infinite; the others are counted apart and left out of the errors:
+//! `overflows` (the exact result is beyond the largest finite value, or the output is
+//! ±infinity) and `nans` (NaN out of an input inside the domain whose exact result is in range,
+//! as E8M0's NaN for a negative result). `underflows` counts the nonzero exact results that came
+//! out zero; those stay in the errors as well, with relative error 1, since the value really was
+//! lost. Relative errors skip exact results of zero. Means weigh every input value alike
 //! (each bit pattern once), so small magnitudes count as much as large ones.
 //!
 //! [`lowp::fit::FitStats`] measures a rounded slice against its source too, but is not used
@@ -31,9 +34,11 @@ use lowp::LowpFloat;
 use lowp_tensor::ops::{UNARY_OPS, reference};
 use lowp_tensor::{DType, Tensor};
 
-/// The seeds' groups of table 3.3, in its order, with the ops of each (the seed's names, plus
-/// `log` with the logarithms, `abs` with the rounding functions and `gelu` with the
-/// activations, which the seed did not measure).
+/// The groups of functions, in table order, with the ops of each: the rows of the hand-measured
+/// FP16 table `docs/precision-analysis.md` compares with, plus `log` with the logarithms, `abs`
+/// with the rounding functions and `gelu` and `softplus` with the activations, which that table
+/// did not measure.
+// Provenance: the rows of seed 003's appendix table 3.3.
 pub const GROUPS: [(&str, &[&str]); 6] = [
     (
         "trigonometric",
@@ -290,12 +295,12 @@ pub enum View {
     All,
     /// Against the exact result, with the counts (the first human table).
     Exact,
-    /// Against the f32 result, the seed's method (the second human table).
+    /// Against the f32 result, the hand-measured FP16 table's method (the second human table).
     F32,
 }
 
-/// The table of `rows` (by format, then grouped as the seed's table); the human outputs name
-/// each group once.
+/// The table of `rows` (by format, then by group of functions); the human outputs name each
+/// group once.
 pub fn table(rows: &[Row], view: View) -> Table {
     use View::*;
     let stats = |keys: [&'static str; 5]| {
@@ -388,8 +393,11 @@ pub fn human(rows: &[Row], markdown: bool) -> String {
         }
     };
     format!(
-        "Against the exact result (f64 on the same input); overflows, results flushed to 0 and \
-         NaNs counted apart:\n\n{}\nAgainst the same op run in f32 (the seed's method):\n\n{}",
+        "Against the exact result (f64 on the same input). Overflows and NaNs are counted apart \
+         and left out of the errors; a nonzero result flushed to 0 stays in them (relative \
+         error 1) and is also counted in \"to 0\":\n\n{}\nAgainst the same op run in f32 (the \
+         FP16 vs FP32 comparison, which docs/precision-analysis.md sets beside an earlier \
+         hand-measured table):\n\n{}",
         render(table(rows, View::Exact)),
         render(table(rows, View::F32))
     )
@@ -538,6 +546,6 @@ mod tests {
         assert_eq!(json[1]["group"], "trigonometric");
         assert!(json[0].get("f32_max_rel").is_some());
         let both = human(&rows, false);
-        assert!(both.contains("seed's method") && both.matches("function").count() == 2);
+        assert!(both.contains("run in f32") && both.matches("function").count() == 2);
     }
 }

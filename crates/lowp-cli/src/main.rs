@@ -11,8 +11,9 @@
 //!   `lowp bench convert-file` a whole-file conversion beside `cp`, and `lowp bench sum` and
 //!   `lowp bench matmul` the tensor layer;
 //! * `lowp error-table`, `lowp conversion-error` and `lowp accumulate` measure what the math
-//!   functions, rounding from f32 and running sums cost in each format (the seeds' error
-//!   tables), `lowp plot` draws the formats, and `lowp report` puts it all on one page.
+//!   functions, rounding from f32 and running sums cost in each format (the error tables
+//!   docs/precision-analysis.md discusses), `lowp plot` draws the formats, and `lowp report`
+//!   puts it all on one page.
 //!
 //! This file holds the command line (clap) and the exit codes; each command lives in its own
 //! module, and [`output`] renders the tables they build.
@@ -86,22 +87,27 @@ enum Command {
     /// bench convert-file` a whole safetensors file beside cp, `lowp bench sum` and `lowp
     /// bench matmul` the tensor layer's reduction and matrix product.
     Bench(bench::BenchArgs),
-    /// The error of every element-wise math function in each format, on every input (the
-    /// seeds' appendix table 3.3, measured exhaustively).
+    /// The error of every element-wise math function in each format, on every input: against
+    /// the exact result and against the same function run in f32.
     ///
     /// Each op runs as the tensor layer runs it (widened to f32, evaluated once, rounded once)
     /// on every finite value of the format inside the function's domain, and is compared with
-    /// the exact result (f64 on the same input) and with the op run in f32 (the seed's
-    /// method). Overflows, results flushed to zero and NaNs are counted apart.
+    /// the exact result (f64 on the same input) and with the op run in f32. Overflows and NaNs
+    /// are counted apart and left out of the errors; a nonzero result flushed to zero stays in
+    /// them (relative error 1) and is also counted in the "to 0" column.
+    /// docs/precision-analysis.md sets the f16 figures beside an earlier hand-measured table
+    /// and explains each difference.
     ErrorTable(ErrorTableArgs),
-    /// The error of rounding every f32 into each format (the seeds' appendix table 3.4), over
-    /// the format's normal range and its range including subnormals, beside the theoretical
-    /// bounds. Walks every f32 bit pattern in range on all cores: about a minute for all
-    /// formats on two cores.
+    /// The error of rounding every f32 into each format, over the format's normal range and
+    /// its range including subnormals, beside the theoretical bounds
+    /// (docs/precision-analysis.md compares the f16 figures with hand-measured ones). Walks
+    /// every f32 bit pattern in range on all cores: about a minute for all formats on two
+    /// cores.
     ConversionError(ConversionErrorArgs),
     /// Sum N random values with the sum kept in the format, in f32, by Kahan's method in the
-    /// format and pairwise: where the low-precision running sum stalls, and the final errors
-    /// (the seeds' "truncation ceiling", section 1.4.2).
+    /// format and pairwise: where the low-precision running sum stalls (its "truncation
+    /// ceiling": in f16 a sum stops growing once it is about 2^11 times the values added),
+    /// and the final errors.
     Accumulate(AccumulateArgs),
     /// Draw PNG pictures of the formats: bit layouts, the representable values on a log scale,
     /// and the relative rounding error against magnitude.
@@ -136,8 +142,8 @@ struct ErrorTableArgs {
     #[arg(long, value_name = "FUNCTION", value_delimiter = ',', value_parser = parse_function)]
     functions: Vec<&'static str>,
 
-    /// Output style: an aligned table grouped like the seed's, Markdown, CSV, or JSON (one
-    /// record per format and function).
+    /// Output style: an aligned table grouped by kind of function (trigonometric, logarithms,
+    /// ...), Markdown, CSV, or JSON (one record per format and function).
     #[arg(long, value_enum, value_name = "STYLE", default_value_t = TableStyle::Table)]
     format: TableStyle,
 }
@@ -246,8 +252,10 @@ enum TableStyle {
 #[derive(Args)]
 #[command(after_help = format!("Formats: {}", registry::names()))]
 struct InspectArgs {
-    /// The number to inspect: a decimal read as the nearest f64 (0.1, -2.5e3, 1e-8, inf, nan),
-    /// or with --as a bit pattern in hex or binary (0x3c00, 0b0011110000000000).
+    /// The number to inspect: a decimal (0.1, -2.5e3, 1e-8, 1e400, inf, -inf, nan, -nan) or a
+    /// hexadecimal float (0x1.8p3, -0x1p-24, 0x1.8), each rounded once, exactly, into every
+    /// format; or with --as a bit pattern in hex or binary (0x3c00, 0b0011110000000000). The
+    /// nearest f64 stands in for the number in the error columns.
     #[arg(allow_hyphen_values = true)]
     value: String,
 
