@@ -685,8 +685,69 @@ pub fn create_dir(dir: &Path) -> Result<(), Error> {
     Ok(lowp_fs::create_dir(dir)?)
 }
 
+/// A decoder of the pictures for tests, here and in the modules that make pictures through
+/// this one (report), so each can check what a person would see.
+#[cfg(test)]
+pub(crate) mod test_image {
+    use super::Frame;
+    use plotters::style::RGBColor;
+
+    /// A decoded RGB picture.
+    pub(crate) struct Image {
+        pub(crate) width: i32,
+        pub(crate) height: i32,
+        rgb: Vec<u8>,
+    }
+
+    impl Image {
+        pub(crate) fn decode(png: &[u8]) -> Image {
+            let mut reader = png::Decoder::new(png).read_info().unwrap();
+            let mut rgb = vec![0; reader.output_buffer_size()];
+            let info = reader.next_frame(&mut rgb).unwrap();
+            assert_eq!(info.color_type, png::ColorType::Rgb);
+            Image {
+                width: info.width as i32,
+                height: info.height as i32,
+                rgb,
+            }
+        }
+
+        pub(crate) fn at(&self, x: i32, y: i32) -> (u8, u8, u8) {
+            let i = 3 * (y * self.width + x) as usize;
+            (self.rgb[i], self.rgb[i + 1], self.rgb[i + 2])
+        }
+
+        /// The pixels of exactly `colour` in the region.
+        pub(crate) fn pixels(&self, (xs, ys): &Frame, colour: RGBColor) -> Vec<(i32, i32)> {
+            let mut out = Vec::new();
+            for y in ys.clone() {
+                for x in xs.clone() {
+                    if self.at(x, y) == (colour.0, colour.1, colour.2) {
+                        out.push((x, y));
+                    }
+                }
+            }
+            out
+        }
+
+        /// The whole picture as a region.
+        pub(crate) fn all(&self) -> Frame {
+            (0..self.width, 0..self.height)
+        }
+
+        /// How many separate vertical runs of `colour` column `x` crosses.
+        pub(crate) fn runs_down(&self, x: i32, colour: RGBColor) -> usize {
+            let hit: Vec<bool> = (0..self.height)
+                .map(|y| self.at(x, y) == (colour.0, colour.1, colour.2))
+                .collect();
+            hit.windows(2).filter(|w| w[1] && !w[0]).count() + usize::from(hit[0])
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_image::Image;
     use super::*;
     use crate::registry::lookup;
 
@@ -720,58 +781,6 @@ mod tests {
         assert_eq!(e[0], (pow2(-25), 1.0));
         let at_one = e.iter().find(|p| p.0 > 1.0).unwrap();
         assert_eq!(at_one.1, pow2(-11) / (1.0 + pow2(-11)));
-    }
-
-    /// A decoded RGB picture.
-    struct Image {
-        width: i32,
-        height: i32,
-        rgb: Vec<u8>,
-    }
-
-    impl Image {
-        fn decode(png: &[u8]) -> Image {
-            let mut reader = png::Decoder::new(png).read_info().unwrap();
-            let mut rgb = vec![0; reader.output_buffer_size()];
-            let info = reader.next_frame(&mut rgb).unwrap();
-            assert_eq!(info.color_type, png::ColorType::Rgb);
-            Image {
-                width: info.width as i32,
-                height: info.height as i32,
-                rgb,
-            }
-        }
-
-        fn at(&self, x: i32, y: i32) -> (u8, u8, u8) {
-            let i = 3 * (y * self.width + x) as usize;
-            (self.rgb[i], self.rgb[i + 1], self.rgb[i + 2])
-        }
-
-        /// The pixels of exactly `colour` in the region.
-        fn pixels(&self, (xs, ys): &Frame, colour: RGBColor) -> Vec<(i32, i32)> {
-            let mut out = Vec::new();
-            for y in ys.clone() {
-                for x in xs.clone() {
-                    if self.at(x, y) == (colour.0, colour.1, colour.2) {
-                        out.push((x, y));
-                    }
-                }
-            }
-            out
-        }
-
-        /// The whole picture as a region.
-        fn all(&self) -> Frame {
-            (0..self.width, 0..self.height)
-        }
-
-        /// How many separate vertical runs of `colour` column `x` crosses.
-        fn runs_down(&self, x: i32, colour: RGBColor) -> usize {
-            let hit: Vec<bool> = (0..self.height)
-                .map(|y| self.at(x, y) == (colour.0, colour.1, colour.2))
-                .collect();
-            hit.windows(2).filter(|w| w[1] && !w[0]).count() + usize::from(hit[0])
-        }
     }
 
     /// Where `v` lies between `range.start` (at pixel `pixels.start`) and `range.end` (at
@@ -850,55 +859,6 @@ mod tests {
             .unwrap();
         let at_1e3 = pixel(-3.0, &bf16.y, &bf16.pixels.1, true);
         assert!(f64::from(lowest) < at_1e3 - 5.0, "{lowest} {at_1e3}");
-    }
-
-    #[test]
-    fn report_pictures_show_only_the_chosen_formats() {
-        use crate::accumulate::{Distribution, Setup};
-        use crate::progress::Control;
-        let chosen = vec![lookup("f16").unwrap(), lookup("bf16").unwrap()];
-        let setup = Setup {
-            n: 3000,
-            distribution: Distribution::Uniform,
-            seed: 0,
-        };
-        let sum = crate::accumulate::run(chosen[0], &setup, &Control::none()).unwrap();
-        let results = crate::report::Results {
-            formats: chosen.clone(),
-            error_rows: Vec::new(),
-            conversion: Vec::new(),
-            sums: vec![sum],
-            seconds: [0.0; 4],
-        };
-        let pictures = crate::report::pictures(&results, &Control::none()).unwrap();
-        let names: Vec<&str> = pictures.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "layout.png",
-                "values.png",
-                "rounding-error.png",
-                "accumulate-f16.png"
-            ]
-        );
-        // The layout: f32 for reference, then f16 and bf16.
-        let layout = Image::decode(&pictures[0].png);
-        assert_eq!(layout.runs_down(142, PALETTE[3]), 3);
-        // The values: one row per chosen format.
-        let values = Image::decode(&pictures[1].png);
-        assert_eq!(values.height, 120 + 56 * 2);
-        // The rounding error: two panels, f16's colour and bf16's, and no third.
-        let rounding = Image::decode(&pictures[2].png);
-        assert_eq!((rounding.width, rounding.height), (960, 64 + 290));
-        assert!(rounding.pixels(&rounding.all(), PALETTE[0]).len() > 100);
-        assert!(rounding.pixels(&rounding.all(), PALETTE[1]).len() > 100);
-        // (Grey, the eighth colour, is also a shade of anti-aliased text.)
-        for other in PALETTE[2..].iter().filter(|c| c.0 != c.1) {
-            assert!(
-                rounding.pixels(&rounding.all(), *other).is_empty(),
-                "{other:?}"
-            );
-        }
     }
 
     #[test]

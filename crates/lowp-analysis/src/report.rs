@@ -763,4 +763,53 @@ mod tests {
             "{table}"
         );
     }
+
+    #[test]
+    fn report_pictures_show_only_the_chosen_formats() {
+        use crate::plot::PALETTE;
+        use crate::plot::test_image::Image;
+        let chosen = vec![lookup("f16").unwrap(), lookup("bf16").unwrap()];
+        let setup = Setup {
+            n: 3000,
+            distribution: Distribution::Uniform,
+            seed: 0,
+        };
+        let sum = crate::accumulate::run(chosen[0], &setup, &Control::none()).unwrap();
+        let results = Results {
+            formats: chosen.clone(),
+            error_rows: Vec::new(),
+            conversion: Vec::new(),
+            sums: vec![sum],
+            seconds: [0.0; 4],
+        };
+        let pictures = pictures(&results, &Control::none()).unwrap();
+        let names: Vec<&str> = pictures.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "layout.png",
+                "values.png",
+                "rounding-error.png",
+                "accumulate-f16.png"
+            ]
+        );
+        // The layout: f32 for reference, then f16 and bf16.
+        let layout = Image::decode(&pictures[0].png);
+        assert_eq!(layout.runs_down(142, PALETTE[3]), 3);
+        // The values: one row per chosen format.
+        let values = Image::decode(&pictures[1].png);
+        assert_eq!(values.height, 120 + 56 * 2);
+        // The rounding error: two panels, f16's colour and bf16's, and no third.
+        let rounding = Image::decode(&pictures[2].png);
+        assert_eq!((rounding.width, rounding.height), (960, 64 + 290));
+        assert!(rounding.pixels(&rounding.all(), PALETTE[0]).len() > 100);
+        assert!(rounding.pixels(&rounding.all(), PALETTE[1]).len() > 100);
+        // (Grey, the eighth colour, is also a shade of anti-aliased text.)
+        for other in PALETTE[2..].iter().filter(|c| c.0 != c.1) {
+            assert!(
+                rounding.pixels(&rounding.all(), *other).is_empty(),
+                "{other:?}"
+            );
+        }
+    }
 }
