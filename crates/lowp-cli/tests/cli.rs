@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{json, lowp, stdout, usage_error};
+use common::{json, lowp, stdout, usage_error, work_error};
 
 use serde_json::Value;
 use std::process::{Command, Output};
@@ -627,6 +627,9 @@ fn bench_convert_usage_errors() {
             "{err}"
         );
     }
-    let err = usage_error(&["bench", "convert", "--json", "/nonexistent/lowp/b.json"]);
-    assert!(err.contains("/nonexistent/lowp"), "{err}");
+    let err = work_error(&["bench", "convert", "--json", "/nonexistent/lowp/b.json"]);
+    assert!(
+        err.contains("no folder /nonexistent/lowp: No such file or directory"),
+        "{err}"
+    );
 }

@@ -599,9 +599,9 @@ fn usage_errors_exit_2() {
             "keeps the kind of file",
         ),
         (
-            2,
+            1,
             &[m, "/nonexistent-dir/x.safetensors", "--to", "bf16"],
-            "no folder",
+            "no folder /nonexistent-dir: No such file or directory",
         ),
         (
             1,

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{stdout, usage_error};
+use common::{stdout, usage_error, work_error};
 
 use serde_json::Value;
 
@@ -197,6 +197,9 @@ fn bench_tensor_usage_errors() {
     assert!(err.contains("'f7'"), "{err}");
     let err = usage_error(&["bench", "matmul", "--size", "0"]);
     assert!(err.contains("0"), "{err}");
-    let err = usage_error(&["bench", "sum", "--json", "/nonexistent/lowp/x.json"]);
-    assert!(err.contains("/nonexistent/lowp"), "{err}");
+    let err = work_error(&["bench", "sum", "--json", "/nonexistent/lowp/x.json"]);
+    assert!(
+        err.contains("no folder /nonexistent/lowp: No such file or directory"),
+        "{err}"
+    );
 }

@@ -132,7 +132,9 @@ fn usage_errors() {
         "--epochs",
         "1",
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    // A missing folder is an I/O error, as a missing input is: exit 1 before any training.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No such file or directory"));
     let out = lowp(&["train", "--compare", "--precision", "bf16"]);
     assert_eq!(out.status.code(), Some(2));
 }

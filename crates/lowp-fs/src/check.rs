@@ -8,8 +8,9 @@ use std::fs;
 use std::path::Path;
 
 /// Checks one output before any work: not empty, not a directory where a file is expected
-/// (nor ending in `/`), not a device, FIFO or socket, its folder existing (for a file), and
-/// writable (a probe file is created there and removed).
+/// (nor ending in `/`), not a device, FIFO or socket, its folder existing (for a file; a
+/// missing folder is an [`Error::Io`], as the file system's refusals are), and writable (a
+/// probe file is created there and removed).
 pub fn check_output(output: Named<'_>, expect: Expect) -> Result<(), Error> {
     let label = output.label();
     let path = output.path;
@@ -38,11 +39,23 @@ pub fn check_output(output: Named<'_>, expect: Expect) -> Result<(), Error> {
                 Err(_) => {}
             }
             let dir = parent_dir(path);
-            if !dir.is_dir() {
-                return Err(Error::Invalid(format!(
-                    "cannot write {label}: no folder {}",
-                    dir.display()
-                )));
+            // A missing folder is the file system's answer, as a missing input is: an I/O
+            // error with the OS's reason, not a usage error.
+            match fs::metadata(dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(m) => {
+                    return Err(Error::Io(format!(
+                        "cannot write {label}: {} is {}, not a folder",
+                        dir.display(),
+                        kind_of(m.file_type())
+                    )));
+                }
+                Err(e) => {
+                    return Err(Error::Io(format!(
+                        "cannot write {label}: no folder {}: {e}",
+                        dir.display()
+                    )));
+                }
             }
             dir.to_path_buf()
         }

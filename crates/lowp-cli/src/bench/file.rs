@@ -106,8 +106,11 @@ pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
         ],
     )?;
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    if !dir.is_dir() {
-        return Err(CliError::usage(format!("no folder {}", dir.display())));
+    if let Err(e) = std::fs::read_dir(&dir) {
+        return Err(CliError::failure(format!(
+            "cannot use --dir: no folder {}: {e}",
+            dir.display()
+        )));
     }
     // The files of earlier runs that were killed (SIGKILL, or a second Ctrl-C before this
     // release removed them).
