@@ -1,7 +1,7 @@
 //! Mixed-precision training that works: loss scaling, FP32 master weights, an autocast
 //! policy, FP8 delayed scaling, and a trainer that shows them on a real data set.
 //!
-//! The recipe of the formats article (seed 004), as a library:
+//! The mixed-precision training recipe, as a library:
 //!
 //! 1. forward pass in the low-precision format ([`autocast`]: matrix products in f16 or
 //!    bf16, softmax, losses and sums in f32; or [`fp8`]: matrix products on FP8 operands with

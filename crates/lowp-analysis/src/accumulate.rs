@@ -1,4 +1,5 @@
-//! `lowp accumulate`: the seeds' "truncation ceiling" (FP16/BF16 guide, section 1.4.2), run.
+//! `lowp accumulate`: the "truncation ceiling" of a sum kept in a low-precision format, run
+//! (docs/precision-analysis.md explains it).
 //!
 //! N values are drawn from a stated distribution (in f64 by lowp-tensor's seeded generator,
 //! the same on every machine) and rounded once into the format; then they are summed
@@ -7,8 +8,8 @@
 //!   correctly rounded `+`);
 //! * with Kahan's compensated summation, every operation in the format;
 //! * pairwise in the format (a balanced tree of additions, each rounded into the format);
-//! * in an f32 accumulator, rounded once into the format at the end (the seeds' `MPType`
-//!   accumulation of `add_n`);
+//! * in an f32 accumulator, rounded once into the format at the end (the `MPType`
+//!   accumulation of PaddlePaddle's `add_n`);
 //! * by the tensor layer's own `Tensor::sum` (f32, pairwise, rounded once);
 //!
 //! and compared with the exact sum of the same rounded values (f64 with Neumaier's

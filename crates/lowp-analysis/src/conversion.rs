@@ -1,23 +1,24 @@
-//! `lowp conversion-error`: the seeds' appendix table 3.4, the error of rounding float32 into a
-//! format, measured on every f32 in the format's range.
+//! `lowp conversion-error`: the error of rounding float32 into a format, measured on every f32
+//! in the format's range (docs/precision-analysis.md compares it with hand-measured FP16
+//! figures).
 //!
-//! Two ranges per format, as in the seed: the normal range, `[MIN_POSITIVE, MAX]` in magnitude,
-//! and the range including subnormals, `[MIN_POSITIVE_SUBNORMAL, MAX]`. Every f32 bit pattern
-//! whose value lies in a range is rounded to nearest even on the bulk conversion path, widened
-//! back, and measured; patterns outside it (and NaN, infinities) are not walked at all, since
-//! positive f32 bit patterns are ordered like their values and a range is one run of patterns
-//! per sign. The range including subnormals is measured as the normal range plus the subnormal
-//! part, so nothing is rounded twice.
+//! Two ranges per format, as in the hand-measured FP16 table: the normal range, `[MIN_POSITIVE,
+//! MAX]` in magnitude, and the range including subnormals, `[MIN_POSITIVE_SUBNORMAL, MAX]`. Every
+//! f32 bit pattern whose value lies in a range is rounded to nearest even on the bulk conversion
+//! path, widened back, and measured; patterns outside it (and NaN, infinities) are not walked at
+//! all, since positive f32 bit patterns are ordered like their values and a range is one run of
+//! patterns per sign. The range including subnormals is measured as the normal range plus the
+//! subnormal part, so nothing is rounded twice.
 //!
 //! The maxima are exact or correctly rounded: within a range the rounding `y` of `x` is within
 //! a factor of two of `x` (Sterbenz), so `x - y` is exact in f32, and the largest relative error
 //! is one f64 division of exact values. The means are sums in f64 of the absolute errors
 //! (exact) and of the relative errors each correctly rounded to f32 (so within 2^-24 relative).
 //!
-//! Relative errors are taken against the f32 input, as the seed defines them (`|y - x| / |x|`);
-//! the error against the rounded result (`|y - x| / |y|`) is given beside them, since that is
-//! the one the textbook bound `2^-p` (p the precision in bits, the implicit bit counted)
-//! reaches: rounding `1 + 2^-p`, a tie, to 1 errs by exactly `2^-p` of the result, and by
+//! Relative errors are taken against the f32 input, as the hand-measured FP16 table defines them
+//! (`|y - x| / |x|`); the error against the rounded result (`|y - x| / |y|`) is given beside them,
+//! since that is the one the textbook bound `2^-p` (p the precision in bits, the implicit bit
+//! counted) reaches: rounding `1 + 2^-p`, a tie, to 1 errs by exactly `2^-p` of the result, and by
 //! `2^-p / (1 + 2^-p)` of the input.
 //!
 //! [`lowp::fit::FitStats`] measures the same quantities for `lowp convert`, but is not used

@@ -202,7 +202,7 @@ impl Tensor {
 }
 
 /// The element-wise sum of tensors of one dtype and shape, accumulated in the accumulation
-/// type and rounded once (the seeds' `add_n`).
+/// type and rounded once (PaddlePaddle's `add_n`).
 ///
 /// ```
 /// use lowp_tensor::{DType, Tensor, add_n};

@@ -123,9 +123,9 @@ impl DType {
         }
     }
 
-    /// The type reductions accumulate in, the seeds' `MPTypeTrait`: f32 for every 16-, 8-, 6-
-    /// and 4-bit float and for f32 itself, f64 for f64, i64 for the integers and bool (as
-    /// NumPy sums them).
+    /// The type reductions accumulate in, PaddlePaddle's `MPTypeTrait`: f32 for every 16-, 8-, 6-
+    /// and 4-bit float and for f32 itself, f64 for f64, i64 for the integers and bool (as NumPy
+    /// sums them).
     pub fn accumulation(self) -> DType {
         match self {
             DType::F64 => DType::F64,
@@ -135,10 +135,10 @@ impl DType {
     }
 
     /// The type element-wise math is evaluated in before rounding once to the output: the
-    /// accumulation type f32 for the 16-bit and narrower formats, as the seeds prescribe, and
-    /// f64 for f32 and f64, so that an f32 result is within one ulp too, and for E8M0, whose
-    /// powers of two down to 2^-127 multiply out of f32's range (`None` for integers and
-    /// bool, which have no element-wise math).
+    /// accumulation type f32 for the 16-bit and narrower formats, as mixed-precision kernels use,
+    /// and f64 for f32 and f64, so that an f32 result is within one ulp too, and for E8M0, whose
+    /// powers of two down to 2^-127 multiply out of f32's range (`None` for integers and bool,
+    /// which have no element-wise math).
     pub fn compute(self) -> Option<DType> {
         match self {
             DType::F32 | DType::F64 => Some(DType::F64),

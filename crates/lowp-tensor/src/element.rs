@@ -3,7 +3,7 @@
 //! [`Element`] ties a Rust type to its [`DType`] and gives the conversions every cast needs;
 //! [`FloatElement`] adds the two associated types that make a kernel "know which precision it
 //! computes and accumulates in": [`FloatElement::Compute`] (element-wise math) and
-//! [`FloatElement::Acc`] (reductions, the seeds' `MPTypeTrait`). Kernels are written once,
+//! [`FloatElement::Acc`] (reductions, PaddlePaddle's `MPTypeTrait`). Kernels are written once,
 //! generic over `T: FloatElement`, and registered for each dtype.
 
 use crate::dtype::DType;
@@ -76,13 +76,13 @@ pub trait Element:
 /// making `dst` from `src`'s length. The tensor API above them reports every length and shape
 /// error as an [`Error`](crate::Error).
 pub trait FloatElement: Element + PartialOrd {
-    /// The type element-wise math is evaluated in, once per element, before the result is
-    /// rounded once to `Self`: f32 for the lowp formats (the accumulation type, as the seeds
-    /// prescribe), f64 for f32 and f64, and f64 for E8M0, whose values reach 2^-127 (an f32
-    /// subnormal) so that its products and quotients leave f32's range.
+    /// The type element-wise math is evaluated in, once per element, before the result is rounded
+    /// once to `Self`: f32 for the lowp formats (the accumulation type, as mixed-precision kernels
+    /// use), f64 for f32 and f64, and f64 for E8M0, whose values reach 2^-127 (an f32 subnormal) so
+    /// that its products and quotients leave f32's range.
     type Compute: Real;
     /// The type reductions, norms and matrix products accumulate in: f32 for every lowp format
-    /// and for f32, f64 for f64 (the seeds' `MPTypeTrait`).
+    /// and for f32, f64 for f64 (PaddlePaddle's `MPTypeTrait`).
     type Acc: Real;
 
     /// Widens to f32: exact for every type but f64 (which rounds to nearest even).

@@ -7,7 +7,7 @@
 //! backend, dtype) from its inputs and runs the kernel the [`Registry`] holds for it, and a
 //! missing kernel is an error naming the op, the dtype and the dtypes that have one.
 //!
-//! The kernels compute the way the FP16/BF16 guide (seed 003) says they must:
+//! The kernels compute the way FP16/BF16 kernels must (as PyTorch's and PaddlePaddle's do):
 //!
 //! * element-wise math widens each element exactly to the compute type (f32 for the 16-bit
 //!   and narrower formats, f64 for f32 and f64), evaluates once and rounds once;

@@ -2,7 +2,7 @@
 //!
 //! Every reduction accumulates in the dtype's accumulation type ([`FloatElement::Acc`]: f32
 //! for the lowp formats and f32, f64 for f64) and rounds once at the end, so a 16-bit sum
-//! does not stall at the "truncation ceiling" the seeds describe.
+//! does not stall at the "truncation ceiling" of a sum kept in the format.
 //!
 //! # The error bound of `sum`
 //!
@@ -323,7 +323,7 @@ fn argmax<T: FloatElement>(x: &Tensor, axis: Option<usize>) -> Result<Tensor> {
 }
 
 /// `add_n`: the element-wise sum of tensors of one dtype and shape, accumulated in order in
-/// `T::Acc` and rounded once (the seeds' example of an FP16 kernel that must reduce in FP32).
+/// `T::Acc` and rounded once (the classic example of an FP16 kernel that must reduce in FP32).
 fn add_n<T: FloatElement>(xs: &[&Tensor]) -> Result<Tensor> {
     let Some(first) = xs.first() else {
         return Err(Error::Argument {

@@ -1,5 +1,5 @@
-//! Element-wise math of one tensor: every function of the seeds' appendix table 3.3, gelu and
-//! the other activations.
+//! Element-wise math of one tensor: every function of the FP16 error table of
+//! docs/precision-analysis.md, gelu and the other activations.
 //!
 //! In the lowp formats every op is correctly rounded for every input: each is one of lowp's
 //! scalar functions ([`lowp::math::Function`], proven correctly rounded input by input), looked
@@ -8,8 +8,8 @@
 //! In f32 and f64 each element is widened exactly to the dtype's compute type
 //! ([`FloatElement::Compute`], f64), the function is evaluated there once, and the result is
 //! rounded once to the dtype, to nearest even. The ops that are one library function use
-//! std's; the compositions use lowp's f64 forms, which neither overflow nor cancel (the seeds'
-//! table shows what the naive forms cost in FP16).
+//! std's; the compositions use lowp's f64 forms, which neither overflow nor cancel
+//! (docs/precision-analysis.md shows what the naive forms cost in FP16).
 
 use crate::blocks::{BLOCK, zip_blocks};
 use crate::element::{FloatElement, Real};
@@ -68,7 +68,7 @@ macro_rules! unary_ops {
             }
         )*
 
-        /// The element-wise ops, in the order of the seeds' table 3.3 then gelu.
+        /// The element-wise ops, in the order of the FP16 error table, then gelu.
         pub const UNARY_OPS: &[&str] = &[$(stringify!($name)),*];
 
         /// The lowp function that the element-wise op `op` computes (`"log"` is
