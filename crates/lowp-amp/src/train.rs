@@ -97,7 +97,7 @@ impl FromStr for Precision {
             .ok_or_else(|| Error::Argument {
                 op: "Precision",
                 message: format!(
-                    "unknown precision '{s}'; valid: {}",
+                    "unknown precision '{s}'; valid precisions: {}",
                     Precision::ALL.map(Precision::name).join(", ")
                 ),
             })

@@ -54,14 +54,19 @@ pub struct TrainArgs {
     plot: Option<PathBuf>,
 }
 
-/// clap's parser for precision names; the message names the valid ones, not the type.
+/// clap's parser for precision names; the library's message names the valid ones.
 fn parse_precision(name: &str) -> Result<Precision, String> {
-    name.parse().map_err(|_| {
-        format!(
-            "not a precision; valid precisions: {}",
-            Precision::ALL.map(Precision::name).join(", ")
-        )
-    })
+    name.parse().map_err(user_message)
+}
+
+/// What the user reads of a training library error: an argument's message without the name
+/// of the type or op that checked it (`Precision:`, `TrainConfig:`), which means nothing to
+/// someone typing options.
+fn user_message(e: lowp_tensor::Error) -> String {
+    match e {
+        lowp_tensor::Error::Argument { message, .. } => message,
+        other => other.to_string(),
+    }
 }
 
 /// clap's parser for `--seed`: a whole number that fits 64 bits.
@@ -92,12 +97,9 @@ pub fn run(args: &TrainArgs) -> Result<String, CliError> {
     };
     // Only --epochs reaches the configuration, and clap has checked it; a knob out of range
     // here would be this program's own, so say what it is without the type's name.
-    config.validate().map_err(|e| {
-        CliError::usage(match e {
-            lowp_tensor::Error::Argument { message, .. } => message,
-            other => other.to_string(),
-        })
-    })?;
+    config
+        .validate()
+        .map_err(|e| CliError::usage(user_message(e)))?;
     let plot = match (&args.plot, args.compare) {
         (Some(p), _) => Some(p.clone()),
         (None, true) => Some(PathBuf::from(DEFAULT_PLOT)),
