@@ -21,7 +21,7 @@
 //! ```
 
 use crate::LowpFloat;
-use crate::simd::measure::{Lanes, Measure, Plain, Real};
+use crate::simd::measure::{Lanes, Measure, Plain, Real, sub_block};
 
 mod sealed {
     /// Only the types this module knows the range of are targets.
@@ -179,8 +179,9 @@ impl<S: LowpFloat> FitSource for S {
 ///
 /// Counts, absolute errors and `amax` are exact. When source and stored values are all f32s
 /// (f32 or lowp sources, lowp formats stored), relative errors are divided in f32 and error
-/// sums gathered in f32 over blocks of 256 values, so those carry a relative error of about
-/// 10^-6: plenty for statistics, and it lets measuring keep pace with converting.
+/// sums gathered in f32 over 32 values per lane before being added in f64, so those carry a
+/// relative error of about 10^-6: plenty for statistics, and it lets measuring keep pace
+/// with converting.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FitStats {
     /// Values measured.
@@ -223,7 +224,7 @@ impl FitStats {
     /// allocated) on the bulk conversion paths, then measured.
     pub fn of<S: FitSource, T: LowpFloat>(src: &[S], saturate: bool) -> FitStats {
         let mut stats = FitStats::default();
-        let mut block = [T::default(); 1024];
+        let mut block = [T::default(); MEASURE_BLOCK];
         for part in src.chunks(block.len()) {
             let stored = &mut block[..part.len()];
             S::round_slice(part, stored, saturate);
@@ -261,10 +262,10 @@ impl FitStats {
         let limits = T::limits();
         // Both sides are widened a block at a time on the bulk paths, then measured by a
         // branch-free loop over independent lanes, which the compiler vectorizes, for the
-        // values that are plain (finite, normal, stored as a finite normal value, no
-        // overflow). The rest, rare in real tensors, are measured one by one. Values that are
-        // all f32s (the lowp formats, f32 sources) are measured in f32 lanes, twice as many
-        // per vector; others in f64.
+        // values that are plain (finite, normal in the loop's type, no overflow; stored as a
+        // normal, a subnormal or zero). The rest, rare in real tensors (NaN, infinities,
+        // overflow), are measured one by one. Values that are all f32s (the lowp formats, f32
+        // sources) are measured in f32 lanes, twice as many per vector; others in f64.
         let mut total = FitStats::default();
         match Plain::<f32>::new(limits.overflow, limits.min_normal, scale) {
             Some(plain) if S::exact_f32(&[], &mut []) && T::stored_f32(&[], &mut []) => {
@@ -414,8 +415,10 @@ pub fn power_of_two_scale<T: FitTarget>(amax: f64) -> f64 {
     pow2(e)
 }
 
-/// Values widened and measured at a time by [`FitStats::measure`].
-const MEASURE_BLOCK: usize = 256;
+/// Values widened and measured at a time by [`FitStats::measure`] (and converted at a time
+/// by [`FitStats::of`]): 8 KiB of f32s, which stay in the first-level cache between being
+/// widened and measured; 8 or 16 sub-blocks of [`Lanes::add`] (at most 64).
+const MEASURE_BLOCK: usize = 2048;
 
 /// How the measuring loop's float type (f32 or f64) takes in the sources and targets of a fit.
 trait Widen: Real {
@@ -455,19 +458,21 @@ impl Widen for f64 {
 
 /// Adds the lanes of one block to `total`.
 fn add_lanes<F: Real, const N: usize>(lanes: &Lanes<F, N>, total: &mut FitStats) {
-    let sum = |a: &[F; N]| a.iter().map(|x| x.wide()).sum::<f64>();
     let max = |a: &[F; N]| a.iter().map(|x| x.wide()).fold(0.0, f64::max);
-    total.exact += sum(&lanes.exact) as u64;
-    total.measured += sum(&lanes.measured) as u64;
+    let (exact, measured, subnormal, flushed) = lanes.counts();
+    total.exact += exact;
+    total.measured += measured;
+    total.flushed_to_zero += flushed;
+    total.subnormal += subnormal;
     total.max_rel_error = total.max_rel_error.max(max(&lanes.max_rel_error));
     total.max_abs_error = total.max_abs_error.max(max(&lanes.max_abs_error));
-    total.rel_error_sum += sum(&lanes.rel_error_sum);
-    total.abs_error_sum += sum(&lanes.abs_error_sum);
+    total.rel_error_sum += lanes.rel_error_sum.iter().sum::<f64>();
+    total.abs_error_sum += lanes.abs_error_sum.iter().sum::<f64>();
     total.amax = total.amax.max(max(&lanes.amax));
 }
 
-/// Measures `src` stored as `stored` block by block in `N` lanes of `F` (the plain values)
-/// and one by one (the others), into `total`.
+/// Measures `src` stored as `stored` block by block in `N` lanes of `F` (the values
+/// [`Plain::handles`]) and one by one (the others), into `total`.
 fn measure_blocks<S: FitSource, T: FitTarget, F: Widen, const N: usize>(
     src: &[S],
     stored: &[T],
@@ -499,9 +504,13 @@ fn measure_blocks<S: FitSource, T: FitTarget, F: Widen, const N: usize>(
             None => lanes.add(x, y, plain),
         };
         add_lanes(&lanes, total);
-        if rare > 0 {
-            for (&x, &y) in x.iter().zip(y.iter()) {
-                if !plain.is(x.abs(), y.abs()) {
+        let sub_blocks = x.chunks(sub_block(N)).zip(y.chunks(sub_block(N)));
+        for (k, (x, y)) in sub_blocks.enumerate() {
+            if rare & (1 << k) == 0 {
+                continue;
+            }
+            for (&x, &y) in x.iter().zip(y) {
+                if !plain.handles(x, y) {
                     total.add_one(x.wide(), y.wide(), limits, scale);
                 }
             }
@@ -800,10 +809,15 @@ mod tests {
 
     #[test]
     fn the_vectorized_measure_is_the_definition() {
-        fn check<T: LowpFloat>(src: &[f32], scale: f64) {
-            let stored: Vec<T> = src.iter().map(|&x| T::from_f64(x as f64 * scale)).collect();
+        use crate::Rounding;
+        fn check<T: LowpFloat>(src: &[f32], scale: f64, rounding: Rounding) {
+            let stored: Vec<T> = src
+                .iter()
+                .map(|&x| T::from_f64_round(x as f64 * scale, rounding))
+                .collect();
             let got = FitStats::measure(src, &stored, scale);
             let want = reference(src, &stored, scale);
+            let what = format!("{} {scale} {rounding:?}", T::FORMAT.name);
             // Relative errors of f32 values are divided in f32 (2^-24 relative error); sums
             // are added in another order.
             let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs());
@@ -811,8 +825,7 @@ mod tests {
                 close(got.rel_error_sum, want.rel_error_sum)
                     && close(got.abs_error_sum, want.abs_error_sum)
                     && close(got.max_rel_error, want.max_rel_error),
-                "{} {scale}: {got:?} {want:?}",
-                T::FORMAT.name
+                "{what}: {got:?} {want:?}"
             );
             let exact_sums = FitStats {
                 rel_error_sum: want.rel_error_sum,
@@ -820,23 +833,61 @@ mod tests {
                 max_rel_error: want.max_rel_error,
                 ..got
             };
-            assert_eq!(exact_sums, want, "{} {scale}", T::FORMAT.name);
+            // Counts, the largest absolute error and amax exactly.
+            assert_eq!(exact_sums, want, "{what}");
         }
         let mut state = 7u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            state
+        };
+        // Random bit patterns: every binade, NaN, infinities, subnormals.
         let mut src: Vec<f32> = (0..3001)
-            .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-                f32::from_bits((state >> 32) as u32)
-            })
+            .map(|_| f32::from_bits((next() >> 32) as u32))
             .collect();
         src.extend([0.0, -0.0, f32::INFINITY, f32::NAN, 448.0, 464.0, 1e-9, 3.0]);
-        for scale in [1.0, 0.25, 3.0, 2f64.powi(40)] {
-            check::<f16>(&src, scale);
-            check::<bf16>(&src, scale);
-            check::<f8e4m3fn>(&src, scale);
-            check::<f8e5m2>(&src, scale);
-            check::<f8e8m0fnu>(&src, scale);
-            check::<f4e2m1fn>(&src, scale);
+        // Weights: roughly normal with sigma 0.02 (most subnormal in E4M3 and FP4, some
+        // flushed), zeros among them, a few outliers, f32's smallest normals.
+        src.extend((0..3000).map(|i| {
+            let u = (0..4)
+                .map(|_| (next() >> 40) as f32 / (1u64 << 24) as f32)
+                .sum::<f32>();
+            let w = (u - 2.0) * 0.02 * 3f32.sqrt();
+            match i % 500 {
+                0 => 0.0,
+                1 => w * 50.0,
+                2 => f32::MIN_POSITIVE * (1.0 + w),
+                _ => w,
+            }
+        }));
+        let roundings = [
+            Rounding::NearestEven,
+            Rounding::TowardZero,
+            Rounding::TowardPositive,
+            Rounding::Stochastic(0x9e37_79b9),
+        ];
+        for scale in [1.0, 0.25, 3.0, 2f64.powi(40), 2f64.powi(-60)] {
+            for rounding in roundings {
+                check::<f16>(&src, scale, rounding);
+                check::<bf16>(&src, scale, rounding);
+                check::<f8e4m3fn>(&src, scale, rounding);
+                check::<f8e5m2>(&src, scale, rounding);
+                check::<f8e8m0fnu>(&src, scale, rounding);
+                check::<f4e2m1fn>(&src, scale, rounding);
+            }
         }
+    }
+
+    #[test]
+    fn weights_are_measured_with_their_subnormals_and_flushed_values() {
+        // E4M3's subnormals are the multiples of 2^-9 below 2^-6: 0.003 rounds to 2^-8,
+        // -0.001 to -2^-9, 1e-4 flushes to zero; 0.5 and the zeros are exact.
+        let src = [0.003f32, -0.001, 1e-4, 0.5, 0.0, -0.0];
+        let s = FitStats::of::<_, f8e4m3fn>(&src, false);
+        assert_eq!(
+            (s.subnormal, s.flushed_to_zero, s.exact, s.measured),
+            (2, 1, 3, 4)
+        );
+        assert_eq!(s.max_rel_error, 1.0);
     }
 }
