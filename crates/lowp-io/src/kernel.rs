@@ -164,6 +164,10 @@ impl Rounding {
 /// `D` needs: to a lowp format, to f32 or to f64. Each direction is a bulk slice method of
 /// lowp (or a plain cast between f32 and f64).
 trait Elem: Copy + Default + bytemuck::Pod + FitSource {
+    /// Whether every value is an f32 (widening to f32 is exact).
+    const EXACT_IN_F32: bool;
+    /// The smallest positive value.
+    const SMALLEST: f64;
     /// `src` rounded into the lowp format `D`.
     fn to_lowp<D: LowpFloat>(src: &[Self], dst: &mut [D], saturate: bool);
     /// `src` as f32s (exact but from f64).
@@ -177,6 +181,8 @@ trait Elem: Copy + Default + bytemuck::Pod + FitSource {
 }
 
 impl Elem for f32 {
+    const EXACT_IN_F32: bool = true;
+    const SMALLEST: f64 = f32::from_bits(1) as f64;
     fn to_lowp<D: LowpFloat>(src: &[f32], dst: &mut [D], saturate: bool) {
         if saturate {
             dst.convert_from_f32_slice_saturating(src);
@@ -201,6 +207,8 @@ impl Elem for f32 {
 }
 
 impl Elem for f64 {
+    const EXACT_IN_F32: bool = false;
+    const SMALLEST: f64 = 5e-324;
     fn to_lowp<D: LowpFloat>(src: &[f64], dst: &mut [D], saturate: bool) {
         if saturate {
             dst.convert_from_f64_slice_saturating(src);
@@ -235,6 +243,8 @@ impl Elem for f64 {
 macro_rules! lowp_elem {
     ($($t:ty),*) => {$(
         impl Elem for $t {
+            const EXACT_IN_F32: bool = true;
+            const SMALLEST: f64 = <$t>::MIN_POSITIVE_SUBNORMAL.to_f64_const();
             fn to_lowp<D: LowpFloat>(src: &[$t], dst: &mut [D], saturate: bool) {
                 if saturate {
                     dst.convert_from_slice_saturating(src);
@@ -321,6 +331,21 @@ fn with_source<S: Elem>(to: FloatType, src: &[u8], dst: &mut [u8], rounding: Rou
 fn typed<S: Elem, D: Elem>(src: &[S], dst: &mut [D], rounding: Rounding) -> FitStats {
     if rounding.scale == 1.0 {
         D::store(src, dst, rounding.saturate);
+    } else if S::EXACT_IN_F32 && D::SMALLEST >= SCALES_IN_F32_ABOVE {
+        // Widen exactly to f32, multiply by the power of two, round: the product is exact
+        // unless it falls below f32's normal range, 2^-126, where `D` rounds it to zero
+        // whether f32 rounded it first or not (its smallest value is at least 2^-124, so
+        // half of it lies above every such product and its f32 rounding).
+        let mut wide = [0f32; SCRATCH];
+        let scale = rounding.scale as f32;
+        for (s, d) in src.chunks(SCRATCH).zip(dst.chunks_mut(SCRATCH)) {
+            let wide = &mut wide[..s.len()];
+            S::to_f32(s, wide, false);
+            for x in wide.iter_mut() {
+                *x *= scale;
+            }
+            D::store(wide, d, rounding.saturate);
+        }
     } else {
         // Widen exactly, multiply by the power of two (exact unless the product leaves the
         // wide type's normal range, where the narrow formats have nothing but zero), round.
@@ -336,6 +361,10 @@ fn typed<S: Elem, D: Elem>(src: &[S], dst: &mut [D], rounding: Rounding) -> FitS
     }
     D::measure(src, dst, rounding.scale)
 }
+
+/// The smallest positive value a target type may have for [`typed`] to scale in f32 (see
+/// there).
+const SCALES_IN_F32_ABOVE: f64 = 1.0 / (1u128 << 124) as f64;
 
 /// The largest finite magnitude of a block of `from` elements (see [`lowp::fit::amax`]).
 pub fn block_amax(from: FloatType, src: &[u8]) -> f64 {
@@ -487,6 +516,101 @@ mod tests {
         let stats = convert_block(FloatType::F32, FloatType::F8E4M3FN, src, &mut dst, unscaled);
         assert_eq!(f8e4m3fn::from_bits(dst[0]), f8e4m3fn::MAX);
         assert_eq!(stats.overflowed, 1);
+    }
+
+    #[test]
+    fn scaled_conversions_round_the_exact_product_once() {
+        use FloatType::{BF16, F8E4M3FN, F8E5M2, F16};
+        // Every f16 and bf16 pattern, and f32s from every binade (with subnormals, NaN and
+        // infinities), times powers of two from 2^-126 to 2^126 (products far below f32's
+        // normal range included), into the FP8 types (`--fp8-scale`) and the 16-bit ones (bf16
+        // reaches below 2^-126, f16 does not), both saturating and not: each element must be
+        // the scalar f64 engine's rounding of the exact product.
+        let mut sources: Vec<(FloatType, Vec<u8>)> = [FloatType::F16, FloatType::BF16]
+            .into_iter()
+            .map(|t| {
+                let bits: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+                (t, bits)
+            })
+            .collect();
+        let mut state = 11u64;
+        let mut f32s: Vec<u8> = (0..40_000)
+            .flat_map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                ((state >> 32) as u32).to_le_bytes()
+            })
+            .collect();
+        // Just beside ties of bf16's subnormals once multiplied by 2^-126: the products lie
+        // 2^-152 from a tie, below f32's grid there (2^-149), so rounding them to f32 first
+        // would make them ties and round them to even, the wrong way for half of them.
+        for k in 0..8 {
+            for side in [1.0f32, -1.0] {
+                for sign in [1.0f32, -1.0] {
+                    let x = sign * ((k as f32 + 0.5) * 2f32.powi(-7) + side * 2f32.powi(-26));
+                    f32s.extend(x.to_le_bytes());
+                }
+            }
+        }
+        sources.push((FloatType::F32, f32s));
+        for (from, src_bytes) in &sources {
+            let n = src_bytes.len() / from.size();
+            let src = aligned(src_bytes);
+            let src = &bytemuck::cast_slice::<u64, u8>(&src)[..src_bytes.len()];
+            let exact: Vec<f64> = (0..n)
+                .map(|i| decode(*from, &src_bytes[i * from.size()..]))
+                .collect();
+            for e in [-126, -100, -40, -9, -1, 3, 17, 60, 126] {
+                let scale = 2f64.powi(e);
+                for saturate in [false, true] {
+                    for to in [F16, BF16, F8E4M3FN, F8E5M2] {
+                        let mut dst = vec![0u64; (n * to.size()).div_ceil(8)];
+                        let dst =
+                            &mut bytemuck::cast_slice_mut::<u64, u8>(&mut dst)[..n * to.size()];
+                        convert_block(*from, to, src, dst, Rounding { saturate, scale });
+                        let products: Vec<f64> = exact.iter().map(|x| x * scale).collect();
+                        let max = decode(to, &encode_max(to));
+                        let want: Vec<f64> = products
+                            .iter()
+                            .map(|&p| {
+                                if saturate && !p.is_nan() {
+                                    p.clamp(-max, max)
+                                } else {
+                                    p
+                                }
+                            })
+                            .collect();
+                        let want = encode(to, &want);
+                        let wrong = (0..n).find(|&i| {
+                            let w = &want[i * to.size()..][..to.size()];
+                            let g = &dst[i * to.size()..][..to.size()];
+                            // NaN may be spelled differently; compare it as a class.
+                            let nan = |b: &[u8]| decode(to, b).is_nan();
+                            w != g && !(nan(w) && nan(g))
+                        });
+                        assert!(
+                            wrong.is_none(),
+                            "{} -> {} x 2^{e} saturate {saturate}: element {:?} = {:e}",
+                            from.name(),
+                            to.name(),
+                            wrong,
+                            wrong.map(|i| exact[i]).unwrap_or(0.0)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bytes of the largest finite value of `t`.
+    fn encode_max(t: FloatType) -> Vec<u8> {
+        match t {
+            FloatType::F64 => f64::MAX.to_le_bytes().to_vec(),
+            FloatType::F32 => f32::MAX.to_le_bytes().to_vec(),
+            FloatType::F16 => f16::MAX.to_bits().to_le_bytes().to_vec(),
+            FloatType::BF16 => bf16::MAX.to_bits().to_le_bytes().to_vec(),
+            FloatType::F8E4M3FN => vec![f8e4m3fn::MAX.to_bits()],
+            FloatType::F8E5M2 => vec![f8e5m2::MAX.to_bits()],
+        }
     }
 
     #[test]
