@@ -687,13 +687,29 @@ fn bench_convert_file_runs_small() {
         "--json",
         s(&json),
     ]);
-    assert!(
-        out.contains("cp (std::fs::copy)") && out.contains("lowp convert f32→bf16"),
-        "{out}"
-    );
+    // By default every type and scheme, FP8 with and without a per-tensor scale.
+    for row in [
+        "cp (std::fs::copy)",
+        "lowp convert f32→bf16 ",
+        "lowp convert f32→f16 ",
+        "lowp convert f32→f8e4m3fn ",
+        "lowp convert f32→f8e4m3fn --fp8-scale per-tensor",
+        "lowp convert f32→f8e5m2 --fp8-scale per-tensor",
+        "lowp convert f32→nvfp4 ",
+        "lowp convert f32→mxfp4 ",
+    ] {
+        assert!(out.contains(row), "{row}: {out}");
+    }
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(v["ratio"].as_f64().unwrap() > 0.0);
-    assert!(v["output_bytes"].as_u64().unwrap() < v["size"].as_u64().unwrap());
+    let conversions = v["conversions"].as_array().unwrap();
+    assert_eq!(conversions.len(), 10, "{v}");
+    for c in conversions {
+        assert!(c["ratio"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(
+            c["output_bytes"].as_u64().unwrap() < v["size"].as_u64().unwrap(),
+            "{c}"
+        );
+    }
     assert_eq!(
         listing(&dir),
         ["bench.json"],
