@@ -717,6 +717,34 @@ fn spec_choice<T: Elem>(scheme: Scheme, amax: f64, scale_2: f32) -> Choice {
     }
 }
 
+/// [`spec_choice`] of the blocks of one segment (at most [`SEG_BLOCKS`]), into `out`. nvfp4's
+/// E4M3 block scales are rounded in one bulk conversion of the segment's quotients, which
+/// takes lowp's vector path, rather than one scalar conversion per block of 16 values; the
+/// result is the same, the rounding being the same saturating one.
+fn spec_choices<T: Elem>(scheme: Scheme, scans: &[Scan], scale_2: f32, out: &mut [Choice]) {
+    debug_assert!(scans.len() == out.len() && out.len() <= SEG_BLOCKS);
+    if scheme != Scheme::Nvfp4 || scale_2 == 0.0 {
+        for (c, scan) in out.iter_mut().zip(scans) {
+            *c = spec_choice::<T>(scheme, scan.amax, scale_2);
+        }
+        return;
+    }
+    let divisor = E2M1_MAX * scale_2 as f64;
+    let mut quotients = [0f64; SEG_BLOCKS];
+    for (q, scan) in quotients.iter_mut().zip(scans) {
+        *q = scan.amax / divisor;
+    }
+    let mut scales = [f8e4m3fn::ZERO; SEG_BLOCKS];
+    scales.convert_from_f64_slice_saturating(&quotients);
+    for ((c, scan), s) in out.iter_mut().zip(scans).zip(scales) {
+        *c = if scan.amax == 0.0 {
+            nv_choice(0, scale_2)
+        } else {
+            nv_choice(s.to_bits().max(1) as u32, scale_2)
+        };
+    }
+}
+
 /// The MX scale of biased exponent `biased` (0..=254).
 fn mx_choice(biased: i32) -> Choice {
     Choice {
@@ -785,34 +813,63 @@ fn searched(scan: Scan, spec: Choice) -> bool {
     scan.nonfinite == 0 && !matches!(spec.div, Divisor::Zero)
 }
 
-/// `(Σ x², Σ (x - q * step)²)` over a block, in f64: `q * step` is exact (at most 4 + 28
-/// bits), each difference is rounded once. Independent accumulators let the loop run on
-/// vectors.
+/// `(Σ x², Σ (x - q * step)²)` over a block (see [`Errors`]).
 fn block_error<S: QuantSource>(x: &[S], q: &[f32], step: f64) -> (f64, f64) {
-    const LANES: usize = 8;
-    debug_assert_eq!(x.len(), q.len());
-    let q = &q[..x.len()];
-    let mut sig = [0f64; LANES];
-    let mut noise = [0f64; LANES];
-    let xs = x.chunks_exact(LANES);
-    let qs = q.chunks_exact(LANES);
-    let (xr, qr) = (xs.remainder(), qs.remainder());
-    for (x, q) in xs.zip(qs) {
-        let v: [f64; LANES] = core::array::from_fn(|j| x[j].widen());
-        let y: [f64; LANES] = core::array::from_fn(|j| q[j] as f64);
-        for j in 0..LANES {
-            let e = v[j] - y[j] * step;
-            sig[j] += v[j] * v[j];
-            noise[j] += e * e;
+    let mut errors = Errors::default();
+    errors.add(x, q, step);
+    errors.sums()
+}
+
+/// Independent lanes of `Σ x²` and `Σ (x - q * step)²`, in f64, over any number of blocks:
+/// `q * step` is exact (at most 4 + 28 bits), each difference is rounded once. The lanes let
+/// the loop run on vectors; adding them up once per segment rather than per block of 16 or 32
+/// values keeps that sum (a chain of dependent additions) off the per-element cost.
+#[derive(Default)]
+struct Errors {
+    sig: [f64; ERROR_LANES],
+    noise: [f64; ERROR_LANES],
+}
+
+/// Lanes of [`Errors`]: the widest block-size divisor that fills two AVX vectors of f64s.
+const ERROR_LANES: usize = 8;
+
+impl Errors {
+    /// Adds the values `x` of one block, quantized to `q` with `step`.
+    #[inline]
+    fn add<S: QuantSource>(&mut self, x: &[S], q: &[f32], step: f64) {
+        debug_assert_eq!(x.len(), q.len());
+        let q = &q[..x.len()];
+        let xs = x.chunks_exact(ERROR_LANES);
+        let qs = q.chunks_exact(ERROR_LANES);
+        let (xr, qr) = (xs.remainder(), qs.remainder());
+        for (x, q) in xs.zip(qs) {
+            let v: [f64; ERROR_LANES] = core::array::from_fn(|j| x[j].widen());
+            let y: [f64; ERROR_LANES] = core::array::from_fn(|j| q[j] as f64);
+            for j in 0..ERROR_LANES {
+                let e = v[j] - y[j] * step;
+                self.sig[j] += v[j] * v[j];
+                self.noise[j] += e * e;
+            }
+        }
+        for (j, (x, &q)) in xr.iter().zip(qr).enumerate() {
+            let v = x.widen();
+            let e = v - q as f64 * step;
+            self.sig[j] += v * v;
+            self.noise[j] += e * e;
         }
     }
-    for (x, &q) in xr.iter().zip(qr) {
-        let v = x.widen();
-        let e = v - q as f64 * step;
-        sig[0] += v * v;
-        noise[0] += e * e;
+
+    /// `(Σ x², Σ (x - x̂)²)`.
+    fn sums(&self) -> (f64, f64) {
+        (self.sig.iter().sum(), self.noise.iter().sum())
     }
-    (sig.iter().sum(), noise.iter().sum())
+
+    /// Adds the sums to `stats`.
+    fn into_stats(self, stats: &mut QuantStats) {
+        let (sig, noise) = self.sums();
+        stats.signal += sig;
+        stats.noise += noise;
+    }
 }
 
 /// A call's buffers: quotients, rounded elements, and the elements widened back; made once
@@ -974,8 +1031,8 @@ impl Job {
                 let (c0, n, nb) = (k * SEG, seg.len(), seg.len().div_ceil(bc));
                 for (b, x) in seg.chunks(bc).enumerate() {
                     scans[b] = S::scan(x);
-                    chosen[b] = spec_choice::<T>(self.scheme, scans[b].amax, self.scale_2);
                 }
+                spec_choices::<T>(self.scheme, &scans[..nb], self.scale_2, &mut chosen[..nb]);
                 if self.opts.search == ScaleSearch::Mse {
                     self.search_segment(seg, &scans[..nb], &mut chosen[..nb], &mut work);
                 }
@@ -997,10 +1054,15 @@ impl Job {
                 let at = T::bytes(c0);
                 T::store(&work.elems[..n], &mut drow[at..at + T::bytes(n)]);
                 widen(&work.elems, n, &mut work.q);
+                stats.elements += n as u64;
+                let mut errors = Errors::default();
                 for (b, (x, q)) in seg.chunks(bc).zip(work.q[..n].chunks(bc)).enumerate() {
                     count_block::<T>(&mut stats, scans[b], divs[b]);
-                    add_errors(&mut stats, x, q, divs[b], scans[b].nonfinite == 0);
+                    if scans[b].nonfinite == 0 {
+                        errors.add(x, q, divs[b].step());
+                    }
                 }
+                errors.into_stats(&mut stats);
             }
             // Pad the last block with +0 nibbles (FP4; nothing for E4M3).
             drow[T::bytes(cols)..].fill(0);
@@ -1104,6 +1166,7 @@ impl Job {
             let bits = stored_bits(self.scheme, choice, scan);
             scales[4 * b..4 * b + 4].copy_from_slice(&bits.to_le_bytes());
             count_block::<T>(&mut stats, scan, choice.div);
+            let mut errors = Errors::default();
             for (r, x) in segments().enumerate() {
                 let at = r * cols + c0;
                 let first = self.first.wrapping_add(at as u64);
@@ -1119,8 +1182,12 @@ impl Job {
                 );
                 T::store(&work.elems[..w], &mut data[at..at + w]);
                 widen(&work.elems, w, &mut work.q);
-                add_errors(&mut stats, x, &work.q[..w], choice.div, scan.nonfinite == 0);
+                stats.elements += w as u64;
+                if scan.nonfinite == 0 {
+                    errors.add(x, &work.q[..w], choice.div.step());
+                }
             }
+            errors.into_stats(&mut stats);
         }
         stats
     }
@@ -1133,24 +1200,6 @@ fn count_block<T: Elem>(stats: &mut QuantStats, scan: Scan, div: Divisor) {
     stats.nonfinite += scan.nonfinite;
     if scan.nonfinite == 0 && T::overflows(div.scaled(scan.amax)) {
         stats.clipped_blocks += 1;
-    }
-}
-
-/// Adds the values `x` of a block (or of one row of an fp8-block block), quantized to `q`
-/// under `div`, to `stats`: their count, and their signal and noise unless the block is
-/// non-finite.
-fn add_errors<S: QuantSource>(
-    stats: &mut QuantStats,
-    x: &[S],
-    q: &[f32],
-    div: Divisor,
-    finite: bool,
-) {
-    stats.elements += x.len() as u64;
-    if finite {
-        let (sig, noise) = block_error(x, q, div.step());
-        stats.signal += sig;
-        stats.noise += noise;
     }
 }
 
@@ -1299,6 +1348,48 @@ fn decode_rows<T: Elem, D, M: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_segments_nvfp4_scales_are_each_blocks() {
+        // Block amaxes from every binade of f32 and beyond (f64 sources), E4M3 ties and their
+        // neighbours, zero; tensor scales from tiny to large: the segment's bulk rounding gives
+        // each block what the block's own scalar rounding gives.
+        let mut state = 5u64;
+        let mut amaxes: Vec<f64> = (0..4000)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                f32::from_bits((state >> 33) as u32 & 0x7f7f_ffff) as f64
+            })
+            .collect();
+        for bits in 0..0x7eu8 {
+            let lo = f8e4m3fn::from_bits(bits).to_f64();
+            let hi = f8e4m3fn::from_bits(bits + 1).to_f64();
+            let tie = (lo + hi) / 2.0 * 6.0;
+            amaxes.extend([tie, tie.next_up(), tie.next_down(), lo * 6.0]);
+        }
+        amaxes.extend([0.0, 1e300, f64::MAX, 5e-324]);
+        for scale_2 in [1.0f32, 2f32.powi(-149), 3.7e-3, 0.5, 1e30] {
+            for blocks in amaxes.chunks(SEG_BLOCKS) {
+                let scans: Vec<Scan> = blocks
+                    .iter()
+                    .map(|&amax| Scan {
+                        amax,
+                        ..Scan::default()
+                    })
+                    .collect();
+                let mut got = vec![Choice::ZERO; blocks.len()];
+                spec_choices::<f4e2m1fn>(Scheme::Nvfp4, &scans, scale_2, &mut got);
+                for (c, &amax) in got.iter().zip(blocks) {
+                    let want = spec_choice::<f4e2m1fn>(Scheme::Nvfp4, amax, scale_2);
+                    assert_eq!(
+                        (c.bits, c.div),
+                        (want.bits, want.div),
+                        "amax {amax:e} scale_2 {scale_2:e}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn floor_log2_is_exact_across_the_range() {
