@@ -1166,25 +1166,36 @@ impl Job {
             let bits = stored_bits(self.scheme, choice, scan);
             scales[4 * b..4 * b + 4].copy_from_slice(&bits.to_le_bytes());
             count_block::<T>(&mut stats, scan, choice.div);
+            // Rows are rounded a group at a time, then the group's elements widened back in
+            // one call: widening each row right after rounding it would read bytes whose
+            // stores are still in flight, and wait for them.
+            let stride = padded(w);
+            let group = SEG / stride;
             let mut errors = Errors::default();
-            for (r, x) in segments().enumerate() {
-                let at = r * cols + c0;
-                let first = self.first.wrapping_add(at as u64);
-                let rounding = self.opts.rounding;
-                S::encode(
-                    x,
-                    &[choice.div],
-                    w,
-                    rounding,
-                    first,
-                    &mut work.scratch,
-                    &mut work.elems,
-                );
-                T::store(&work.elems[..w], &mut data[at..at + w]);
-                widen(&work.elems, w, &mut work.q);
-                stats.elements += w as u64;
+            for r0 in (0..rows).step_by(group) {
+                let g = group.min(rows - r0);
+                for i in 0..g {
+                    let at = (r0 + i) * cols + c0;
+                    let first = self.first.wrapping_add(at as u64);
+                    S::encode(
+                        &src[at..at + w],
+                        &[choice.div],
+                        w,
+                        self.opts.rounding,
+                        first,
+                        &mut work.scratch,
+                        &mut work.elems[i * stride..],
+                    );
+                    T::store(&work.elems[i * stride..][..w], &mut data[at..at + w]);
+                }
+                widen(&work.elems, g * stride, &mut work.q);
+                stats.elements += (g * w) as u64;
                 if scan.nonfinite == 0 {
-                    errors.add(x, &work.q[..w], choice.div.step());
+                    for i in 0..g {
+                        let at = (r0 + i) * cols + c0;
+                        let q = &work.q[i * stride..][..w];
+                        errors.add(&src[at..at + w], q, choice.div.step());
+                    }
                 }
             }
             errors.into_stats(&mut stats);
