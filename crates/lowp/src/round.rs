@@ -378,12 +378,30 @@ pub(crate) const F64_LAYOUT: SourceLayout = SourceLayout {
     bits: 64,
 };
 
+/// Whether `fmt` is the top `fmt.total_bits()` bits of the source type: the same sign, the same
+/// exponent field and bias, subnormals, infinities and IEEE NaNs, only a shorter mantissa
+/// (bf16 in f32). Then every value of `fmt` is its source pattern with the low bits cleared, so
+/// converting is a rounding shift and widening a plain shift, with no case of its own for
+/// zero, subnormals, overflow or infinity. Constant for a constant `fmt`, so the branches on it
+/// fold away.
+#[inline(always)]
+pub(crate) const fn is_top_bits_of(fmt: &Format, src: SourceLayout) -> bool {
+    fmt.signed
+        && fmt.subnormals
+        && matches!(fmt.nan, NanEncoding::Ieee)
+        && fmt.bias == src.bias
+        && fmt.exponent_bits == src.bits - 1 - src.mantissa_bits
+}
+
 /// Round-to-nearest-even of an f32 or f64 given by its bits, for the inputs that need none of
 /// the engine's generality, which is nearly all of them:
 ///
-/// * the target's normal range, by the classic integer trick (add just under half an ulp plus
-///   the parity bit, shift, rebias);
-/// * below it, the target's subnormals, by shifting the source significand with its rounding;
+/// * a target that is the source's top bits ([`is_top_bits_of`]: bf16 from f32), by one
+///   rounding shift of the whole pattern, sign included;
+/// * otherwise the target's normal range, by the classic integer trick (add just under half an
+///   ulp plus the parity bit, shift, rebias);
+/// * below it, the target's subnormals, by the same trick on the source significand shifted to
+///   the subnormal quantum, without a branch;
 /// * above it (from the midpoint past MAX up to infinity), the overflow result.
 ///
 /// NaN, negative input to an unsigned format and formats without subnormals below their range
@@ -404,6 +422,24 @@ pub(crate) const fn nearest_even_from_bits(
     }
     let man = fmt.mantissa_bits;
     let shift = src.mantissa_bits - man;
+    let infinity_src = ((1u64 << (src.bits - 1 - src.mantissa_bits)) - 1) << src.mantissa_bits;
+    if is_top_bits_of(fmt, src) {
+        if abs > infinity_src {
+            return None; // NaN: the engine decides its sign and payload
+        }
+        // Adding just under half the dropped part plus the kept parity bit, then shifting,
+        // rounds to nearest even everywhere at once: the target's subnormals are the source's
+        // (same exponent field), a mantissa carry moves into the exponent field as it should,
+        // and a carry out of MAX gives the infinity pattern, which is nearest-even's overflow;
+        // an infinity stays one. `abs + half <= infinity + half` never reaches the sign bit,
+        // so the shifted pattern keeps the sign and -0 stays -0.
+        let parity = (bits >> shift) & 1;
+        let rounded = ((bits + (1 << (shift - 1)) - 1 + parity) >> shift) as u32;
+        if saturate && rounded & fmt.magnitude_mask() > fmt.max_finite_bits() {
+            return Some(sign_bit(fmt, neg) | fmt.max_finite_bits());
+        }
+        return Some(rounded);
+    }
     // Lowest source input of the normal range: the target's smallest normal, or zero when the
     // target's subnormals line up with the source's (bf16 within f32).
     let same_exponent = fmt.subnormals && fmt.bias == src.bias;
@@ -423,7 +459,6 @@ pub(crate) const fn nearest_even_from_bits(
     let max_src = ((max_exp + src.bias) as u64) << src.mantissa_bits
         | (max & fmt.mantissa_mask() as u64) << shift;
     let high = max_src + (1 << (shift - 1));
-    let infinity_src = ((1u64 << (src.bits - 1 - src.mantissa_bits)) - 1) << src.mantissa_bits;
     if abs >= high {
         if abs > infinity_src {
             return None; // NaN: the engine decides its sign and payload
@@ -464,15 +499,16 @@ pub(crate) const fn nearest_even_from_bits(
     if down <= 0 {
         return None;
     }
-    let m = if down >= 64 {
-        0 // below a quarter of the smallest subnormal
-    } else {
-        let kept = sig >> down;
-        let rem = sig & ((1 << down) - 1);
-        let half = 1 << (down - 1);
-        kept + (rem > half || (rem == half && kept & 1 == 1)) as u64
-    };
-    if m == 0 {
+    // The normal range's trick again (nearest, ties to even), at the shift `down`: no branch on
+    // the discarded bits. A shift past 63 must give 0 (the value is under a quarter of the
+    // smallest subnormal) and 63 does too: `sig < 2^53` is below half of 2^63, and
+    // `sig + 2^62 < 2^64` does not wrap. A carry out of the subnormals gives 2^man, the
+    // smallest normal's pattern.
+    let down = if down > 63 { 63 } else { down as u32 };
+    let m = (sig + (1 << (down - 1)) - 1 + ((sig >> down) & 1)) >> down;
+    // A zero result is the sign bit alone, the zero of its sign, except where -0 does not exist
+    // (FNUZ): the test folds away for the other formats, leaving no branch.
+    if m == 0 && !fmt.has_negative_zero() {
         return Some(zero(fmt, neg));
     }
     Some(sign_bit(fmt, neg) | m as u32)
@@ -509,7 +545,7 @@ pub(crate) const fn to_f32_bits(fmt: &Format, bits: u32) -> u32 {
         0
     };
     let nan = fmt.is_nan_bits(bits);
-    if fmt.subnormals && fmt.bias == 127 && fmt.exponent_bits == 8 {
+    if is_top_bits_of(fmt, F32_LAYOUT) {
         // The top bits of an f32 (bf16): zero, subnormals, infinity and NaN line up too. A
         // signalling NaN stays signalling, as in ml_dtypes, PyTorch and every bf16 widening
         // that is a shift.

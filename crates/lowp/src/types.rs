@@ -688,3 +688,6 @@ macro_rules! special_constants {
 }
 
 crate::for_each_format!(special_constants, rows);
+
+#[cfg(test)]
+mod tests;
