@@ -110,6 +110,43 @@ pub trait FloatElement: Element + PartialOrd {
     fn is_finite(self) -> bool {
         !self.is_nan() && !self.is_infinite()
     }
+    /// Whether [`FloatElement::widen_one`] is a few integer and float operations that
+    /// vectorize (f16, bf16, and f32 and f64, which need none), so that a summing loop widens
+    /// each element in registers; the other types are widened into a buffer on the bulk
+    /// conversion paths first.
+    const WIDENS_IN_REGISTERS: bool = false;
+    /// The value in the accumulation type, exactly.
+    fn widen_one(self) -> Self::Acc;
+}
+
+/// bf16 bits as an f32: the same bits in the upper half. Exact for every pattern, NaN
+/// payloads and signs included.
+#[inline(always)]
+pub fn bf16_bits_to_f32(bits: u16) -> f32 {
+    f32::from_bits((bits as u32) << 16)
+}
+
+/// f16 bits as an f32, exactly, with integer and float operations that vectorize (no table,
+/// no branch). The f16 exponent and mantissa, moved to f32's mantissa position, read as an f32
+/// of `2^-112` times the f16 magnitude, for normals and subnormals alike (a subnormal's
+/// pattern becomes an f32 subnormal with the same integer mantissa); multiplying by `2^112`
+/// is exact. Infinity and NaN (exponent 31) take f32's all-ones exponent instead, with the
+/// mantissa (a NaN's payload) kept and the NaN made quiet. The sign goes back on last, so -0
+/// stays -0.
+#[inline(always)]
+pub fn f16_bits_to_f32(bits: u16) -> f32 {
+    let bits = bits as u32;
+    let magnitude = (bits & 0x7fff) << 13;
+    let finite = f32::from_bits(magnitude) * f32::from_bits((112 + 127) << 23);
+    // A signalling NaN comes out quiet, as from lowp's (and F16C's) conversion.
+    let quiet = if bits & 0x3ff != 0 { 0x0040_0000 } else { 0 };
+    let special = f32::from_bits(magnitude | 0x7f80_0000 | quiet);
+    let value = if bits & 0x7c00 == 0x7c00 {
+        special
+    } else {
+        finite
+    };
+    f32::from_bits(value.to_bits() | ((bits & 0x8000) << 16))
 }
 
 /// The two types kernels compute in, f32 and f64, with the math they need.
@@ -438,6 +475,11 @@ macro_rules! impl_machine_float {
         impl FloatElement for $t {
             type Compute = $compute;
             type Acc = $t;
+            const WIDENS_IN_REGISTERS: bool = true;
+            #[inline(always)]
+            fn widen_one(self) -> $t {
+                self
+            }
             fn widen_f32(src: &[$t], dst: &mut [f32]) {
                 lengths(dst.len(), src.len());
                 for (d, &s) in dst.iter_mut().zip(src) {
@@ -508,6 +550,33 @@ fn lengths(dst: usize, src: usize) {
     assert_eq!(dst, src, "lowp-tensor: block lengths differ");
 }
 
+/// Whether a lowp format widens in registers (see [`FloatElement::WIDENS_IN_REGISTERS`]).
+macro_rules! widens_in_registers {
+    (f16) => {
+        true
+    };
+    (bf16) => {
+        true
+    };
+    ($other:ident) => {
+        false
+    };
+}
+
+/// [`FloatElement::widen_one`] of a lowp format: the vectorizable forms for f16 and bf16,
+/// lowp's own conversion for the others.
+macro_rules! widen_one {
+    (f16, $x:expr) => {
+        f16_bits_to_f32($x.to_bits())
+    };
+    (bf16, $x:expr) => {
+        bf16_bits_to_f32($x.to_bits())
+    };
+    ($other:ident, $x:expr) => {
+        $x.to_f32()
+    };
+}
+
 /// Implements [`Element`] and [`FloatElement`] for a lowp format, forwarding to its own
 /// conversions (the bulk paths for slices).
 macro_rules! impl_lowp_element {
@@ -552,6 +621,11 @@ macro_rules! impl_lowp_element {
         impl FloatElement for lowp::$t {
             type Compute = $compute;
             type Acc = f32;
+            const WIDENS_IN_REGISTERS: bool = widens_in_registers!($t);
+            #[inline(always)]
+            fn widen_one(self) -> f32 {
+                widen_one!($t, self)
+            }
             fn widen_f32(src: &[lowp::$t], dst: &mut [f32]) {
                 src.convert_to_f32_slice(dst);
             }
@@ -622,6 +696,27 @@ pub(crate) use for_each_int;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn widening_in_registers_is_lowps_widening_for_every_f16_and_bf16() {
+        for bits in 0..=u16::MAX {
+            let h = lowp::f16::from_bits(bits);
+            let b = lowp::bf16::from_bits(bits);
+            // Bit for bit against lowp's scalar conversions (the NaN payloads and signs too).
+            assert_eq!(
+                h.widen_one().to_bits(),
+                h.to_f32().to_bits(),
+                "f16 {bits:#06x}"
+            );
+            assert_eq!(
+                b.widen_one().to_bits(),
+                b.to_f32().to_bits(),
+                "bf16 {bits:#06x}"
+            );
+        }
+        const { assert!(<lowp::f16 as FloatElement>::WIDENS_IN_REGISTERS) };
+        const { assert!(!<lowp::f8e4m3fn as FloatElement>::WIDENS_IN_REGISTERS) };
+    }
 
     #[test]
     fn maximum_and_minimum_propagate_nan() {

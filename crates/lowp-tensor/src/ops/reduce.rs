@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::registry::{Registry, register};
 use crate::shape::split_axis;
 use crate::simd::Path;
-use crate::simd::reduce::lane_sum;
+use crate::simd::reduce::{lane_sum, lane_sum_widening};
 use crate::tensor::Tensor;
 
 pub use crate::simd::reduce::LANES;
@@ -50,9 +50,15 @@ fn leaf_sum<T: FloatElement>(path: Path, s: &[T]) -> T::Acc {
     let mut sums = [T::Acc::ZERO; LEAF_BLOCKS];
     let mut count = 0;
     for (sum, block) in sums.iter_mut().zip(s.chunks(BLOCK)) {
-        let wide = &mut buf[..block.len()];
-        T::Acc::widen(block, wide);
-        *sum = lane_sum(path, wide);
+        // Widening is exact either way, so both give the same sum; in registers the data is
+        // read once, with no buffer written and read back.
+        *sum = if T::WIDENS_IN_REGISTERS {
+            lane_sum_widening(path, block, T::widen_one)
+        } else {
+            let wide = &mut buf[..block.len()];
+            T::Acc::widen(block, wide);
+            lane_sum(path, wide)
+        };
         count += 1;
     }
     pairwise_blocks(&sums[..count.max(1)])
@@ -375,4 +381,61 @@ pub(crate) fn register(r: &mut Registry) {
 pub fn sum_rounding_depth(n: usize) -> u32 {
     let blocks = n.div_ceil(BLOCK).max(1);
     31 + 5 + blocks.next_power_of_two().trailing_zeros()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sum as it was before widening moved into the loop: each block widened into a
+    /// buffer on the bulk paths, then summed by lanes, in the tree of [`pairwise_sum_on`].
+    fn buffered<T: FloatElement>(path: Path, s: &[T]) -> T::Acc {
+        let blocks = s.len().div_ceil(BLOCK);
+        if blocks > LEAF_BLOCKS {
+            let (left, right) = s.split_at(blocks.div_ceil(2) * BLOCK);
+            return buffered(path, left) + buffered(path, right);
+        }
+        let mut sums: Vec<T::Acc> = s
+            .chunks(BLOCK)
+            .map(|block| {
+                let mut wide = vec![T::Acc::ZERO; block.len()];
+                T::Acc::widen(block, &mut wide);
+                lane_sum(path, &wide)
+            })
+            .collect();
+        if sums.is_empty() {
+            sums.push(T::Acc::ZERO);
+        }
+        pairwise_blocks(&sums)
+    }
+
+    /// Every f16 or bf16 pattern (NaN and infinities left out), shuffled, as one long tensor
+    /// and in short and odd-length pieces.
+    fn check<T: FloatElement>(from_bits: impl Fn(u16) -> T) {
+        let mut values: Vec<T> = (0..=u16::MAX)
+            .map(from_bits)
+            .filter(|x| x.is_finite())
+            .collect();
+        let mut state = 3u64;
+        for i in (1..values.len()).rev() {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            values.swap(i, (state >> 33) as usize % (i + 1));
+        }
+        for path in [Path::Portable, Path::Avx2Fma]
+            .into_iter()
+            .filter(|p| p.is_supported())
+        {
+            for len in [0, 1, 31, 33, 1000, 1024, 1025, 40_000, values.len()] {
+                let s = &values[..len];
+                let (got, want) = (pairwise_sum_on(path, s), buffered(path, s));
+                assert_eq!(got.f64().to_bits(), want.f64().to_bits(), "{path:?} {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn sums_widened_in_registers_equal_sums_widened_into_a_buffer() {
+        check(lowp::f16::from_bits);
+        check(lowp::bf16::from_bits);
+    }
 }
