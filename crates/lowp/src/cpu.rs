@@ -317,15 +317,23 @@ pub const FORCE_PATH_VAR: &str = "LOWP_FORCE_PATH";
 /// this CPU can run, else [`Path::best`]. Decided on the first call and kept for the life of
 /// the process; a `LOWP_FORCE_PATH` that cannot be followed is ignored, and
 /// [`forced_path_error`] says why.
+#[inline]
 pub fn active_path() -> Path {
+    // Inlined into every scalar f16 conversion, which asks each time: one load and a compare,
+    // with the first call's detection out of line.
     match ACTIVE.load(Ordering::Relaxed) {
-        0 => {
-            let path = choose().0;
-            ACTIVE.store(path as u8 + 1, Ordering::Relaxed);
-            path
-        }
+        0 => first_active_path(),
         n => Path::ALL[n as usize - 1],
     }
+}
+
+/// [`active_path`] on its first call: detects and stores it.
+#[cold]
+#[inline(never)]
+fn first_active_path() -> Path {
+    let path = choose().0;
+    ACTIVE.store(path as u8 + 1, Ordering::Relaxed);
+    path
 }
 
 /// Why `LOWP_FORCE_PATH` is being ignored, if it is set and is.
