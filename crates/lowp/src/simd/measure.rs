@@ -119,11 +119,15 @@ impl<F: Real> Plain<F> {
     /// zero stored as zero. NaN fails every comparison, so it never is.
     #[inline(always)]
     pub(crate) fn handles(&self, x: F, y: F) -> bool {
-        let (ax, ay) = (x.abs(), y.abs());
-        let plain =
-            (ax >= F::SMALLEST_NORMAL) & (ax < self.bound) & ((y * self.inverse).abs() <= ax + ax);
-        let zero = (ax == F::ZERO) & (ay == F::ZERO);
-        plain | zero
+        let zero = (x.abs() == F::ZERO) & (y.abs() == F::ZERO);
+        self.is(x.abs(), y * self.inverse) | zero
+    }
+
+    /// Whether a value of magnitude `ax`, stored as `unscaled` once divided by the scale, is
+    /// plain (see [`Plain`]): the one test both the lane loop and [`Plain::handles`] use.
+    #[inline(always)]
+    fn is(&self, ax: F, unscaled: F) -> bool {
+        (ax >= F::SMALLEST_NORMAL) & (ax < self.bound) & (unscaled.abs() <= ax + ax)
     }
 }
 
@@ -265,7 +269,7 @@ impl<F: Real, const N: usize> Lanes<F, N> {
         let keep = |m: bool, v: F, otherwise: F| if m { v } else { otherwise };
         let (ax, ay) = (x.abs(), y.abs());
         let unscaled = y * plain.inverse;
-        let is = (ax >= F::SMALLEST_NORMAL) & (ax < plain.bound) & (unscaled.abs() <= ax + ax);
+        let is = plain.is(ax, unscaled);
         let zero = (x == F::ZERO) & (y == F::ZERO);
         let abs = keep(is, (unscaled - x).abs(), F::ZERO);
         let rel = keep(is, abs / ax, F::ZERO);
