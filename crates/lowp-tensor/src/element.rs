@@ -187,6 +187,10 @@ pub trait Real:
     fn is_nan(self) -> bool;
     /// Whether the sign bit is set (-0 and negative NaNs included).
     fn is_sign_negative(self) -> bool;
+    /// The slice as f32s, when this type is f32 (for kernels that only f32 has).
+    fn as_f32s(s: &[Self]) -> Option<&[f32]>;
+    /// The slice as f32s, when this type is f32.
+    fn as_f32s_mut(s: &mut [Self]) -> Option<&mut [f32]>;
     /// The larger, NaN if either is NaN, +0 of ±0 (IEEE 754 `maximum`).
     fn maximum(self, other: Self) -> Self {
         if self.is_nan() || other < self {
@@ -267,7 +271,7 @@ pub trait Real:
 macro_rules! impl_real {
     (
         $t:ident, $u:expr, $asinh:path, $acosh:path, $atanh:path,
-        $widen:ident, $narrow:ident
+        $widen:ident, $narrow:ident, $is_f32:tt
     ) => {
         impl Real for $t {
             const ZERO: $t = 0.0;
@@ -297,6 +301,14 @@ macro_rules! impl_real {
             #[inline]
             fn is_sign_negative(self) -> bool {
                 $t::is_sign_negative(self)
+            }
+            #[inline]
+            fn as_f32s(s: &[$t]) -> Option<&[f32]> {
+                impl_real!(@f32s $is_f32, s)
+            }
+            #[inline]
+            fn as_f32s_mut(s: &mut [$t]) -> Option<&mut [f32]> {
+                impl_real!(@f32s $is_f32, s)
             }
             impl_real!(@unary $t: sin cos tan asin acos atan sinh cosh tanh
                 exp exp_m1 ln log2 log10 ln_1p sqrt floor ceil round_ties_even trunc abs);
@@ -330,6 +342,8 @@ macro_rules! impl_real {
             }
         }
     };
+    (@f32s true, $s:ident) => { Some($s) };
+    (@f32s false, $s:ident) => {{ let _ = $s; None }};
     (@unary $t:ident: $($f:ident)*) => {
         $(
             #[inline]
@@ -347,7 +361,8 @@ impl_real!(
     libm::acoshf,
     libm::atanhf,
     widen_f32,
-    narrow_f32
+    narrow_f32,
+    true
 );
 impl_real!(
     f64,
@@ -356,7 +371,8 @@ impl_real!(
     libm::acosh,
     libm::atanh,
     widen_f64,
-    narrow_f64
+    narrow_f64,
+    false
 );
 
 /// The part of [`Element`] every dtype spells the same way: its `DType` and its `Storage`

@@ -92,13 +92,16 @@ fn f32_and_f64_products_are_within_the_bound() {
     }
 }
 
-/// The AVX2 path is the portable source compiled with FMA: the same bits on every input.
+/// Every vector path is the portable source compiled with FMA for its own tile: the same bits
+/// on every input, on every path this CPU runs, whatever the shape (edges of tiles and blocks
+/// included).
 #[test]
-fn the_avx2_path_equals_the_portable_path_bit_for_bit() {
-    if !SimdPath::Avx2Fma.is_supported() {
-        eprintln!("this CPU has no AVX2+FMA: only the portable path runs");
-        return;
-    }
+fn every_path_equals_the_portable_path_bit_for_bit() {
+    let fast: Vec<_> = SimdPath::ALL
+        .into_iter()
+        .filter(|&p| p != SimdPath::Portable && p.is_supported())
+        .collect();
+    eprintln!("vector paths this CPU runs: {fast:?}");
     for dtype in [
         DType::F32,
         DType::BF16,
@@ -106,12 +109,99 @@ fn the_avx2_path_equals_the_portable_path_bit_for_bit() {
         DType::F64,
         DType::F8E5M2,
     ] {
-        for &(m, k, n) in &[(1, 1, 1), (5, 7, 17), (20, 300, 40), (97, 33, 300)] {
+        for &(m, k, n) in &[
+            (1, 1, 1),
+            (5, 7, 17),
+            (13, 3, 33),
+            (20, 300, 40),
+            (97, 33, 300),
+            (100, 520, 530),
+        ] {
             let a = Tensor::rand_normal(&[m, k], 0.0, 3.0, dtype, 5).unwrap();
             let b = Tensor::rand_normal(&[k, n], 0.0, 3.0, dtype, 6).unwrap();
-            let fast = matmul_on(SimdPath::Avx2Fma, &a, &b).unwrap();
             let slow = matmul_on(SimdPath::Portable, &a, &b).unwrap();
-            assert_eq!(fast, slow, "{dtype} {m}x{k}x{n}");
+            for &path in &fast {
+                let got = matmul_on(path, &a, &b).unwrap();
+                assert_eq!(got, slow, "{path:?} {dtype} {m}x{k}x{n}");
+            }
+        }
+    }
+}
+
+/// bf16 products at the edges of the range, where AVX512-BF16's `vdpbf16ps` (which reads
+/// subnormals as zero and flushes subnormal results) would differ from the FMA chain: tiny
+/// values whose products underflow, subnormals, huge values, infinities and NaN, alone and in
+/// some blocks of otherwise ordinary matrices. Every path gives the portable bits.
+#[test]
+fn bf16_products_at_the_edges_of_the_range_are_the_same_on_every_path() {
+    let paths: Vec<_> = SimdPath::ALL
+        .into_iter()
+        .filter(|&p| p != SimdPath::Portable && p.is_supported())
+        .collect();
+    let mut state = 5u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    let (m, k, n) = (40, 700, 70);
+    let normal = |next: &mut dyn FnMut() -> u32| (next() % 2000) as f32 / 500.0 - 2.0;
+    /// A way to change an ordinary value `x`, given a random `r`.
+    type Shape = fn(u32, f32) -> f32;
+    let cases: [(&str, Shape); 6] = [
+        ("ordinary", |_, x| x),
+        ("tiny", |_, x| x * 1e-19),
+        ("subnormal", |r, x| if r % 97 == 0 { 1e-39 } else { x }),
+        ("huge", |_, x| x * 1e18),
+        ("nonfinite", |r, x| match r % 501 {
+            0 => f32::INFINITY,
+            1 => f32::NAN,
+            _ => x,
+        }),
+        ("one tiny block", |_, x| x),
+    ];
+    for (name, shape) in cases {
+        let mut values = |count: usize| -> Vec<f32> {
+            (0..count)
+                .map(|i| shape(i as u32 * 13 + next() % 3, normal(&mut next)))
+                .collect()
+        };
+        let (mut av, bv) = (values(m * k), values(k * n));
+        if name == "one tiny block" {
+            // Steps 256..512 (the second block of depth) of A tiny: its products underflow,
+            // the blocks before and after are ordinary.
+            for (i, x) in av.iter_mut().enumerate() {
+                if (256..512).contains(&(i % k)) {
+                    *x *= 1e-30;
+                }
+            }
+        }
+        let a = Tensor::from_vec(av, &[m, k])
+            .unwrap()
+            .cast(DType::BF16)
+            .unwrap();
+        let b = Tensor::from_vec(bv, &[k, n])
+            .unwrap()
+            .cast(DType::BF16)
+            .unwrap();
+        let want = matmul_on(SimdPath::Portable, &a, &b).unwrap();
+        for &path in &paths {
+            let got = matmul_on(path, &a, &b).unwrap();
+            let bits = |t: &Tensor| -> Vec<u16> {
+                t.to_vec::<lowp::bf16>()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.to_bits())
+                    .collect()
+            };
+            let (g, w) = (bits(&got), bits(&want));
+            if let Some(i) = (0..g.len()).find(|&i| g[i] != w[i]) {
+                panic!(
+                    "{path:?} {name}: element {i} is {:#06x}, portable {:#06x}",
+                    g[i], w[i]
+                );
+            }
         }
     }
 }

@@ -2,38 +2,43 @@
 //!
 //! `C = A B` for row-major `A` (m x k) and `B` (k x n) of any float dtype. Blocks of `A` and
 //! `B` are packed into contiguous slivers of the accumulation type (converting on the way:
-//! a bf16 matrix is never widened whole), a register-blocked micro-kernel updates an `MR x NR`
-//! tile of accumulators with fused multiply-adds, and each finished row block is rounded once
+//! a bf16 matrix is never widened whole), a register-blocked micro-kernel updates a tile
+//! ([`Tile`]) of accumulators with fused multiply-adds, and each finished row block is rounded once
 //! to the output dtype.
 //!
 //! Every element of `C` is the chain `c = fma(a[i][p], b[p][j], c)` for `p = 0, 1, ..., k-1`
 //! starting from 0: blocking changes where the chain is stored between steps, never its
-//! order. So the result does not depend on the block sizes, the number of threads or the
-//! path (the AVX2 path and the portable one compile the same source, with and without the FMA
-//! instruction), and the error bound of a dot product holds for each element (Higham, eq.
+//! order. So the result does not depend on the block sizes, the tile, the number of threads
+//! or the path (the AVX-512, AVX2 and portable paths compile the same source, with and
+//! without the FMA instruction, for their own tiles), and the error bound of a dot product holds for each element (Higham, eq.
 //! 3.5): `|computed - exact| <= gamma_k * sum_p |a[i][p] b[p][j]|`, `gamma_k = k u / (1 - k
 //! u)`, before the final rounding to the output dtype.
 
+use crate::dtype::DType;
 use crate::element::{FloatElement, Real};
 use crate::simd::Path;
-use crate::simd::gemm::{MR, NR_F32, NR_F64, micro_tiles};
+use crate::simd::dot_bf16::{self, pair, pair_tiles};
+use crate::simd::gemm::{MAX_MR, Tile, micro_tiles};
 use rayon::prelude::*;
 
-/// Columns of the accumulator tile for the accumulation type `C`.
-fn nr<C: Real>() -> usize {
-    if size_of::<C>() == 8 { NR_F64 } else { NR_F32 }
-}
 /// Depth of a packed block.
 const KC: usize = 256;
-/// Rows of a packed block of `A` (a multiple of `MR`).
+/// Rows of a packed block of `A` (a multiple of every tile's rows): 96 x 256 f32s (96 KiB)
+/// stay in L2 while the micro-kernel runs over them.
 const MC: usize = 96;
-/// Columns of a packed block of `B` (a multiple of both tile widths).
-const NC: usize = 256;
+/// Columns of a packed panel of `B` (a multiple of every tile's columns). The panel, all
+/// `k` rows of it, is packed once and shared by every thread.
+const NC: usize = 512;
 /// Multiply-adds below which a product stays on one thread.
 pub(crate) const SERIAL_WORK: usize = 1 << 18;
 
 /// `out = a * b` for row-major `a` (m x k), `b` (k x n), `out` (m x n), on `path`, using all
 /// of rayon's threads for large products.
+///
+/// For each panel of [`NC`] columns, `B` is widened and packed once (the [`KC`]-row blocks in
+/// parallel), then the rows of `A` are split among the threads; each packs its
+/// [`MC`]-row blocks of `A` and runs the micro-kernel over them, accumulating in its own
+/// `MC x NC` buffer of `T::Acc`, which it rounds to `T` once, when the row block is done.
 pub(crate) fn gemm<T: FloatElement>(
     path: Path,
     m: usize,
@@ -47,61 +52,235 @@ pub(crate) fn gemm<T: FloatElement>(
     if m == 0 || n == 0 {
         return;
     }
-    let threads = rayon::current_num_threads().max(1);
-    // Row blocks of several micro-tiles, at least four per thread when there is work enough.
-    let rows = (m.div_ceil(threads * 4)).next_multiple_of(MR).max(MR);
-    let work = m * n * k.max(1);
-    let task = |(t, out_rows): (usize, &mut [T])| {
-        let first = t * rows;
-        let count = out_rows.len() / n;
-        row_block(path, first, count, n, k, a, b, out_rows);
-    };
-    if work < SERIAL_WORK {
-        out.chunks_mut(rows * n).enumerate().for_each(task);
+    let tile = Tile::on(path, size_of::<T::Acc>());
+    let parallel = m * n * k.max(1) >= SERIAL_WORK;
+    let threads = if parallel {
+        rayon::current_num_threads().max(1)
     } else {
-        out.par_chunks_mut(rows * n).enumerate().for_each(task);
-    }
-}
-
-/// Rows `first..first + count` of the product, into `out` (`count x n`).
-#[allow(clippy::too_many_arguments)]
-fn row_block<T: FloatElement>(
-    path: Path,
-    first: usize,
-    count: usize,
-    n: usize,
-    k: usize,
-    a: &[T],
-    b: &[T],
-    out: &mut [T],
-) {
-    let mut a_pack = vec![T::Acc::ZERO; MC * KC];
-    let mut b_pack = vec![T::Acc::ZERO; KC * NC];
-    // 96 x 256 accumulators (up to 192 KiB): on the heap, not in a thread's stack frame.
-    #[allow(clippy::useless_vec)]
-    let mut acc = vec![T::Acc::ZERO; MC * NC];
-    let mut row = vec![T::Acc::ZERO; KC.max(NC)];
-    for ic in (0..count).step_by(MC) {
-        let mc = MC.min(count - ic);
-        for jc in (0..n).step_by(NC) {
-            let nc = NC.min(n - jc);
-            acc[..mc * nc].fill(T::Acc::ZERO);
-            for pc in (0..k).step_by(KC) {
-                let kc = KC.min(k - pc);
-                pack_a(a, k, first + ic, mc, pc, kc, &mut a_pack, &mut row);
-                pack_b(b, n, pc, kc, jc, nc, nr::<T::Acc>(), &mut b_pack, &mut row);
-                micro_tiles(path, mc, nc, kc, &a_pack, &b_pack, &mut acc[..mc * nc]);
+        1
+    };
+    // Row blocks of whole tiles: at least two per thread when there are rows enough.
+    let rows = m
+        .div_ceil(threads * 2)
+        .next_multiple_of(MAX_MR)
+        .clamp(MAX_MR, MC);
+    let blocks = k.div_ceil(KC);
+    let mut b_pack = vec![T::Acc::ZERO; blocks * KC * NC];
+    let pairs = uses_pairs::<T>(path, k);
+    let pair_len = if pairs { KC.div_ceil(2) * NC } else { 0 };
+    let mut b_pairs: Vec<Vec<u32>> = (0..blocks).map(|_| vec![0; pair_len]).collect();
+    let mut b_exponents = vec![Exponents::NONE; blocks];
+    for jc in (0..n).step_by(NC) {
+        let nc = NC.min(n - jc);
+        let block = |(blk, ((pack, pairs), exponents)): BlockOfB<'_, T::Acc>| {
+            let pc = blk * KC;
+            let kc = KC.min(k - pc);
+            pack_b(b, n, pc, kc, jc, nc, tile.nr, pack);
+            if let (false, Some(pack)) = (pairs.is_empty(), T::Acc::as_f32s(pack)) {
+                *exponents = pair_up(pack, nc.div_ceil(tile.nr), kc, tile.nr, pairs);
             }
-            for i in 0..mc {
-                let dst = &mut out[(ic + i) * n + jc..(ic + i) * n + jc + nc];
-                T::Acc::narrow(&acc[i * nc..(i + 1) * nc], dst, false);
-            }
+        };
+        if parallel {
+            b_pack
+                .par_chunks_mut(KC * NC)
+                .zip(b_pairs.par_iter_mut())
+                .zip(b_exponents.par_iter_mut())
+                .enumerate()
+                .for_each(block);
+        } else {
+            b_pack
+                .chunks_mut(KC * NC)
+                .zip(b_pairs.iter_mut())
+                .zip(b_exponents.iter_mut())
+                .enumerate()
+                .for_each(block);
+        }
+        let panel = Panel {
+            jc,
+            nc,
+            pack: &b_pack,
+            pairs: pairs.then_some((&b_pairs[..], &b_exponents[..])),
+        };
+        let task = |(t, out_rows): (usize, &mut [T])| {
+            let count = out_rows.len() / n;
+            row_block(path, tile, t * rows, count, &panel, k, a, n, out_rows);
+        };
+        if parallel {
+            out.par_chunks_mut(rows * n).enumerate().for_each(task);
+        } else {
+            out.chunks_mut(rows * n).enumerate().for_each(task);
         }
     }
 }
 
+/// One [`KC`]-row block of a panel of `B` to pack: its index, its part of the packed panel,
+/// its pairs and its exponents.
+type BlockOfB<'a, C> = (usize, ((&'a mut [C], &'a mut Vec<u32>), &'a mut Exponents));
+
+/// A packed panel of `B`: columns `jc..jc + nc`, every row, in [`KC`]-row blocks of `KC x
+/// NC` (packed by [`pack_b`]), and, where the bf16 pair kernel runs, each block's pairs and
+/// the exponents of its values.
+struct Panel<'a, C> {
+    jc: usize,
+    nc: usize,
+    pack: &'a [C],
+    pairs: Option<(&'a [Vec<u32>], &'a [Exponents])>,
+}
+
+/// Rows `first..first + count` of the product's columns `panel.jc..panel.jc + panel.nc`, into
+/// `out` (`count` rows of stride `n`).
+#[allow(clippy::too_many_arguments)]
+fn row_block<T: FloatElement>(
+    path: Path,
+    tile: Tile,
+    first: usize,
+    count: usize,
+    panel: &Panel<'_, T::Acc>,
+    k: usize,
+    a: &[T],
+    n: usize,
+    out: &mut [T],
+) {
+    let (jc, nc) = (panel.jc, panel.nc);
+    let mut a_pack = vec![T::Acc::ZERO; MC * KC];
+    let mut a_pairs = vec![
+        0u32;
+        if panel.pairs.is_some() {
+            MC * KC.div_ceil(2)
+        } else {
+            0
+        }
+    ];
+    // MC x NC accumulators (up to 192 KiB): on the heap, not in a thread's stack frame.
+    let mut acc = vec![T::Acc::ZERO; MC * nc];
+    let mut row = vec![T::Acc::ZERO; KC];
+    for ic in (0..count).step_by(MC) {
+        let mc = MC.min(count - ic);
+        let acc = &mut acc[..mc * nc];
+        acc.fill(T::Acc::ZERO);
+        // Whether every accumulator is known to be a multiple of 2^-126 that the next pair
+        // block cannot take past 2^127 (see `Exponents::pairs_are_exact`): true for zeros
+        // and after pair blocks; after an FMA block, asked of the values (`ready`).
+        let mut acc_ready = true;
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            pack_a(a, k, first + ic, mc, pc, kc, tile.mr, &mut a_pack, &mut row);
+            let b = &panel.pack[pc * NC..pc * NC + kc * nc.next_multiple_of(tile.nr)];
+            if let (Some((b_pairs, b_exponents)), Some(a_f32), Some(acc_f32)) = (
+                panel.pairs,
+                T::Acc::as_f32s(&a_pack),
+                T::Acc::as_f32s_mut(acc),
+            ) {
+                let exponents = pair_up(a_f32, mc.div_ceil(tile.mr), kc, tile.mr, &mut a_pairs);
+                acc_ready = acc_ready || acc_f32.iter().all(|&c| Exponents::ready(c));
+                if acc_ready && exponents.pairs_are_exact(b_exponents[pc / KC]) {
+                    pair_tiles(mc, nc, kc, &a_pairs, &b_pairs[pc / KC], acc_f32, nc);
+                    continue;
+                }
+                acc_ready = false;
+            }
+            micro_tiles(path, mc, nc, kc, &a_pack, b, acc, nc);
+        }
+        for i in 0..mc {
+            let dst = &mut out[(ic + i) * n + jc..(ic + i) * n + jc + nc];
+            T::Acc::narrow(&acc[i * nc..(i + 1) * nc], dst, false);
+        }
+    }
+}
+
+/// Whether bf16 products on `path` take the pair kernel ([`dot_bf16`]): `T` is bf16, the
+/// path and the CPU have AVX512-BF16, and `k` is at most 2^20 (the bound that keeps the
+/// accumulators below 2^127 in [`Exponents::pairs_are_exact`]'s proof).
+fn uses_pairs<T: FloatElement>(path: Path, k: usize) -> bool {
+    T::DTYPE == DType::BF16 && path == Path::Avx512Bf16 && dot_bf16::supported() && k <= 1 << 20
+}
+
+/// The exponents of a block's values, which decide whether the pair kernel gives the FMA
+/// chain's bits on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Exponents {
+    /// No value is subnormal, infinite or NaN.
+    clean: bool,
+    /// The smallest and largest exponent (unbiased, `floor(log2 |x|)`) of the nonzero
+    /// values; `i32::MAX` and `i32::MIN` when there are none.
+    min: i32,
+    max: i32,
+}
+
+impl Exponents {
+    /// A block of zeros (or none yet seen).
+    const NONE: Exponents = Exponents {
+        clean: true,
+        min: i32::MAX,
+        max: i32::MIN,
+    };
+
+    /// Takes `x` into account.
+    #[inline(always)]
+    fn add(&mut self, x: f32) {
+        let biased = ((x.to_bits() >> 23) & 0xff) as i32;
+        let zero = x.to_bits() << 1 == 0;
+        self.clean &= zero || (biased != 0 && biased != 0xff);
+        if !zero {
+            self.min = self.min.min(biased - 127);
+            self.max = self.max.max(biased - 127);
+        }
+    }
+
+    /// Whether an accumulator `c` of any history may enter a pair block: 0, or normal with an
+    /// exponent from -103 to 113 (so a multiple of 2^-126 below 2^114). A sufficient test:
+    /// the accumulators a pair block leaves are multiples of 2^-126 without it.
+    fn ready(c: f32) -> bool {
+        let biased = ((c.to_bits() >> 23) & 0xff) as i32;
+        c == 0.0 || (24..=240).contains(&biased)
+    }
+
+    /// Whether `vdpbf16ps` over this block of `A` (`self`) and a block of `B` (`b`), from
+    /// accumulators that are [`Exponents::ready`], gives exactly the FMA chain's results.
+    ///
+    /// Proof. The instruction differs from `c = fma(a, b, c)` only in reading subnormal
+    /// inputs as zero and flushing subnormal results to zero. Both blocks are clean, so no
+    /// input value is subnormal. A nonzero bf16 is `M 2^(e-7)` with an integer `M` and `e >=
+    /// min`, so with `min_a + min_b >= -112` every product is an integer multiple of 2^-126,
+    /// and so is every ready accumulator. By induction every intermediate `c` is such a
+    /// multiple `N 2^-126`: the exact `c + a b` is one; if `|N| < 2^24` it is an f32 and is
+    /// not rounded, else it is at least 2^-102 and rounds to a multiple of its f32 spacing,
+    /// at least 2^-125. A nonzero multiple of 2^-126 is at least 2^-126: never subnormal, so
+    /// neither the inputs nor the results are ever flushed. For overflow, with `max_a + max_b
+    /// <= 100` each product is below 2^102 and a block of at most 256 steps adds below 2^110
+    /// to an accumulator below 2^114; [`uses_pairs`] keeps `k` at most 2^20 (4096 blocks), so
+    /// every accumulator stays below 2^114 + 2^122 < 2^127, finite on both kernels alike.
+    fn pairs_are_exact(self, b: Exponents) -> bool {
+        let zeros = self.min == i32::MAX || b.min == i32::MAX;
+        self.clean && b.clean && (zeros || (self.min + b.min >= -112 && self.max + b.max <= 100))
+    }
+}
+
+/// Pairs up a block packed in `slivers` slivers of `w` columns (step `p`, column `c` at `(s *
+/// kc + p) * w + c`): pair `q` of column `c` at `(s * kp + q) * w + c`, `kp = kc.div_ceil(2)`,
+/// holding steps `2q` (first) and `2q + 1` (zero past `kc`). Returns the block's exponents.
+fn pair_up(pack: &[f32], slivers: usize, kc: usize, w: usize, pairs: &mut [u32]) -> Exponents {
+    let kp = kc.div_ceil(2);
+    let mut exponents = Exponents::NONE;
+    for s in 0..slivers {
+        let src = &pack[s * kc * w..(s + 1) * kc * w];
+        let dst = &mut pairs[s * kp * w..(s + 1) * kp * w];
+        for (q, out) in dst.chunks_exact_mut(w).enumerate() {
+            let first = &src[2 * q * w..(2 * q + 1) * w];
+            let second = src.get((2 * q + 1) * w..(2 * q + 2) * w);
+            for (c, o) in out.iter_mut().enumerate() {
+                *o = pair(first[c], second.map_or(0.0, |s| s[c]));
+            }
+        }
+        for &x in src {
+            exponents.add(x);
+        }
+    }
+    exponents
+}
+
 /// Packs rows `i0..i0 + mc`, columns `p0..p0 + kc` of `a` (row stride `k`) into slivers of
-/// `MR` rows: sliver `s`, step `p`, row `r` at `(s * kc + p) * MR + r`, zero-padded.
+/// `mr` rows: sliver `s`, step `p`, row `r` at `(s * kc + p) * mr + r`, zero-padded.
 #[allow(clippy::too_many_arguments)]
 fn pack_a<T: FloatElement>(
     a: &[T],
@@ -110,23 +289,23 @@ fn pack_a<T: FloatElement>(
     mc: usize,
     p0: usize,
     kc: usize,
+    mr: usize,
     pack: &mut [T::Acc],
     row: &mut [T::Acc],
 ) {
-    let slivers = mc.div_ceil(MR);
-    for s in 0..slivers {
-        let base = s * kc * MR;
-        for r in 0..MR {
-            let i = s * MR + r;
+    for s in 0..mc.div_ceil(mr) {
+        let sliver = &mut pack[s * kc * mr..(s + 1) * kc * mr];
+        for r in 0..mr {
+            let i = s * mr + r;
             if i < mc {
                 let src = &a[(i0 + i) * k + p0..(i0 + i) * k + p0 + kc];
                 T::Acc::widen(src, &mut row[..kc]);
-                for p in 0..kc {
-                    pack[base + p * MR + r] = row[p];
+                for (step, &x) in sliver.chunks_exact_mut(mr).zip(&row[..kc]) {
+                    step[r] = x;
                 }
             } else {
-                for p in 0..kc {
-                    pack[base + p * MR + r] = T::Acc::ZERO;
+                for step in sliver.chunks_exact_mut(mr) {
+                    step[r] = T::Acc::ZERO;
                 }
             }
         }
@@ -145,17 +324,216 @@ fn pack_b<T: FloatElement>(
     nc: usize,
     nr: usize,
     pack: &mut [T::Acc],
-    row: &mut [T::Acc],
 ) {
     let slivers = nc.div_ceil(nr);
+    let mut row = [T::Acc::ZERO; NC];
+    let row = &mut row[..nc];
     for p in 0..kc {
         let src = &b[(p0 + p) * n + j0..(p0 + p) * n + j0 + nc];
-        T::Acc::widen(src, &mut row[..nc]);
+        T::Acc::widen(src, row);
         for t in 0..slivers {
             let dst = &mut pack[(t * kc + p) * nr..(t * kc + p + 1) * nr];
             let cols = nr.min(nc - t * nr);
             dst[..cols].copy_from_slice(&row[t * nr..t * nr + cols]);
             dst[cols..].fill(T::Acc::ZERO);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simd::gemm::all_tiles;
+
+    /// A random bf16 (as its f32) with exponent in `lo..=hi`, random sign and significand.
+    fn bf16_between(state: &mut u64, lo: i32, hi: i32) -> f32 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let r = *state >> 16;
+        let e = lo + (r % (hi - lo + 1) as u64) as i32;
+        let bits = ((r >> 20) & 1) << 31 | ((e + 127) as u64) << 23 | ((r >> 24) & 0x7f) << 16;
+        f32::from_bits(bits as u32)
+    }
+
+    /// `vdpbf16ps` as Intel's SDM describes it, one lane: subnormal inputs (the accumulator
+    /// too) read as zero, each step a fused multiply-add rounded to nearest even, a subnormal
+    /// result flushed to (signed) zero.
+    fn flushed_fma(a: f32, b: f32, c: f32) -> f32 {
+        let daz = |x: f32| {
+            if x.is_subnormal() {
+                0.0f32.copysign(x)
+            } else {
+                x
+            }
+        };
+        let r = daz(a).mul_add(daz(b), daz(c));
+        if r.is_subnormal() {
+            0.0f32.copysign(r)
+        } else {
+            r
+        }
+    }
+
+    /// Where `pairs_are_exact` says so, the flushing chain equals the FMA chain, on blocks
+    /// built to sit at the proof's limits (smallest products of 2^-126, cancellations, the
+    /// overflow bound) and on random blocks either side of them; and the limits are needed:
+    /// past them the chains differ on some block.
+    #[test]
+    fn the_pair_kernels_flushing_is_invisible_where_the_exponents_allow() {
+        let mut state = 7u64;
+        let (mut differed_outside, mut inside) = (false, 0);
+        for trial in 0..4000 {
+            let (lo, hi) = match trial % 4 {
+                0 => (-66, -58),
+                1 => (-56, -49),
+                2 => (-20, 50),
+                _ => (-70, 60),
+            };
+            let kc = 1 + (trial * 37) % 256;
+            let a: Vec<f32> = (0..kc).map(|_| bf16_between(&mut state, lo, hi)).collect();
+            let mut b: Vec<f32> = (0..kc).map(|_| bf16_between(&mut state, lo, hi)).collect();
+            // Cancel the sum so far on some steps, leaving a small remainder.
+            if trial % 3 == 0 && kc > 2 {
+                let cancel = -b[0] * a[0] / a[kc / 2];
+                b[kc / 2] = f32::from_bits(cancel.to_bits() & 0xffff_0000);
+            }
+            let (mut ea, mut eb) = (Exponents::NONE, Exponents::NONE);
+            a.iter().for_each(|&x| ea.add(x));
+            b.iter().for_each(|&x| eb.add(x));
+            let (mut exact, mut flushed) = (0f32, 0f32);
+            for p in 0..kc {
+                exact = a[p].mul_add(b[p], exact);
+                flushed = flushed_fma(a[p], b[p], flushed);
+            }
+            if ea.pairs_are_exact(eb) {
+                inside += 1;
+                assert_eq!(
+                    exact.to_bits(),
+                    flushed.to_bits(),
+                    "trial {trial}: {a:?} . {b:?}"
+                );
+                // The proof's invariant, which lets the next block go on in pairs.
+                assert_eq!(
+                    (f64::from(flushed) * 2f64.powi(126)).fract(),
+                    0.0,
+                    "trial {trial}"
+                );
+            } else {
+                differed_outside |= exact.to_bits() != flushed.to_bits();
+            }
+        }
+        assert!(
+            differed_outside,
+            "no block past the limits was flushed: the test is too weak"
+        );
+        assert!(inside > 1500, "only {inside} blocks within the limits");
+    }
+
+    #[test]
+    fn exponents_see_subnormals_infinities_and_nans() {
+        for (x, clean) in [
+            (1.0f32, true),
+            (0.0, true),
+            (-0.0, true),
+            (f32::MIN_POSITIVE, true),
+            (f32::from_bits(0x0001_0000), false),
+            (f32::INFINITY, false),
+            (f32::NAN, false),
+        ] {
+            let mut e = Exponents::NONE;
+            e.add(x);
+            assert_eq!(e.clean, clean, "{x:e}");
+        }
+        let mut e = Exponents::NONE;
+        [0.75f32, -3.0, 0.0].iter().for_each(|&x| e.add(x));
+        assert_eq!((e.min, e.max), (-1, 1));
+        assert!(Exponents::NONE.pairs_are_exact(e) && e.pairs_are_exact(Exponents::NONE));
+        assert!(Exponents::ready(0.0) && Exponents::ready(2f32.powi(-103)));
+        assert!(!Exponents::ready(2f32.powi(-104)) && !Exponents::ready(2f32.powi(114)));
+    }
+
+    /// Pairs hold step `2q` in the high half and `2q + 1` (or zero) in the low half, sliver
+    /// by sliver.
+    #[test]
+    fn pairs_are_laid_out_in_the_chains_order() {
+        let (w, kc, slivers) = (3usize, 5usize, 2usize);
+        let pack: Vec<f32> = (0..slivers * kc * w).map(|i| (i + 1) as f32).collect();
+        let mut pairs = vec![0u32; slivers * kc.div_ceil(2) * w];
+        pair_up(&pack, slivers, kc, w, &mut pairs);
+        let half = |x: f32| x.to_bits() >> 16;
+        // Sliver 1, pair 1, column 2: steps 2 and 3 of that sliver.
+        let at = (kc.div_ceil(2) + 1) * w + 2;
+        assert_eq!(pairs[at] >> 16, half(pack[(kc + 2) * w + 2]));
+        assert_eq!(pairs[at] & 0xffff, half(pack[(kc + 3) * w + 2]));
+        // The last pair of an odd depth ends in zero.
+        let last = (kc.div_ceil(2) + 2) * w;
+        assert_eq!(pairs[last] & 0xffff, 0);
+    }
+
+    /// On a CPU with AVX512-BF16: the pair kernel gives the FMA kernel's bits on blocks the
+    /// exponents allow, and differs from it on subnormal inputs (the flush the gate avoids).
+    #[test]
+    fn the_pair_kernel_equals_the_fma_kernel_where_allowed() {
+        if !dot_bf16::supported() {
+            eprintln!("no AVX512-BF16 here: the pair kernel is not run");
+            return;
+        }
+        let tile = Tile::on(Path::Avx512Bf16, 4);
+        let mut state = 11u64;
+        for (mc, nc, kc, lo, hi) in [
+            (12usize, 32usize, 256usize, -20, 20),
+            (37, 70, 19, -56, 40),
+            (96, 512, 256, -1, 1),
+        ] {
+            let a: Vec<f32> = (0..mc * kc)
+                .map(|_| bf16_between(&mut state, lo, hi))
+                .collect();
+            let b: Vec<f32> = (0..kc * nc)
+                .map(|_| bf16_between(&mut state, lo, hi))
+                .collect();
+            // The product on the pair kernel or the FMA one, and whether the gate allows pairs.
+            let run = |a: &[f32], b: &[f32], pairs: bool| {
+                let mut a_pack = vec![0f32; mc.next_multiple_of(tile.mr) * kc];
+                let mut row = vec![0f32; kc];
+                pack_a(a, kc, 0, mc, 0, kc, tile.mr, &mut a_pack, &mut row);
+                let mut b_pack = vec![0f32; nc.next_multiple_of(tile.nr) * kc];
+                pack_b(b, nc, 0, kc, 0, nc, tile.nr, &mut b_pack);
+                let mut acc = vec![0f32; mc * nc];
+                let mut ap = vec![0u32; a_pack.len()];
+                let mut bp = vec![0u32; b_pack.len()];
+                let ea = pair_up(&a_pack, mc.div_ceil(tile.mr), kc, tile.mr, &mut ap);
+                let eb = pair_up(&b_pack, nc.div_ceil(tile.nr), kc, tile.nr, &mut bp);
+                if pairs {
+                    pair_tiles(mc, nc, kc, &ap, &bp, &mut acc, nc);
+                } else {
+                    all_tiles::<f32, 12, 32>(mc, nc, kc, &a_pack, &b_pack, &mut acc, nc);
+                }
+                let bits = acc.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                (bits, ea.pairs_are_exact(eb))
+            };
+            let (pairs, allowed) = run(&a, &b, true);
+            assert!(allowed, "{mc}x{kc}x{nc}");
+            assert_eq!(pairs, run(&a, &b, false).0, "{mc}x{kc}x{nc}");
+            // Where the gate says no, the instruction differs: row 0 of A is zero but for
+            // step 0, so element (0, 0) is one product. A subnormal input (read as zero by
+            // the instruction), then a product that underflows (flushed by it).
+            let mut a2 = a.clone();
+            a2[..kc].fill(0.0);
+            let mut b2 = b.clone();
+            for (x, y, want) in [
+                (f32::from_bits(0x0040_0000), 2f32.powi(100), 2f32.powi(-27)),
+                (2f32.powi(-70), 2f32.powi(-70), 2f32.powi(-140)),
+            ] {
+                a2[0] = x;
+                b2[0] = y;
+                let ((pairs, allowed), (fma, _)) = (run(&a2, &b2, true), run(&a2, &b2, false));
+                assert!(!allowed, "{mc}x{kc}x{nc}: {x:e} x {y:e} let through");
+                assert_eq!(f32::from_bits(fma[0]), want, "{mc}x{kc}x{nc}");
+                assert_eq!(pairs[0], 0, "{mc}x{kc}x{nc}: {x:e} x {y:e} was not flushed");
+                // Rows below the first hold no such product.
+                assert_eq!(pairs[nc..], fma[nc..], "{mc}x{kc}x{nc}");
+            }
         }
     }
 }

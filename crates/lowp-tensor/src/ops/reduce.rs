@@ -421,10 +421,7 @@ mod tests {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
             values.swap(i, (state >> 33) as usize % (i + 1));
         }
-        for path in [Path::Portable, Path::Avx2Fma]
-            .into_iter()
-            .filter(|p| p.is_supported())
-        {
+        for path in Path::ALL.into_iter().filter(|p| p.is_supported()) {
             for len in [0, 1, 31, 33, 1000, 1024, 1025, 40_000, values.len()] {
                 let s = &values[..len];
                 let (got, want) = (pairwise_sum_on(path, s), buffered(path, s));

@@ -1,24 +1,49 @@
 //! The matrix product's micro-kernel on each [`Path`].
 //!
 //! There is one micro-kernel source ([`micro_kernel`], here, below the engine in
-//! [`crate::ops::gemm`] that packs the blocks and calls it); on the AVX2 path it
-//! is compiled with the AVX2 and FMA instructions enabled (the fused multiply-add becomes
-//! `vfmadd`, the lanes vector registers), on the portable path for the baseline CPU (where
-//! `mul_add` is the C library's correctly rounded `fma`). Both round each step once, in the
-//! same order, so they give the same bits; the tests check it.
+//! [`crate::ops::gemm`] that packs the blocks and calls it). It is compiled for each path
+//! with that path's tile ([`Tile::on`]): on the AVX2 path with AVX2 and FMA enabled (the
+//! fused multiply-add becomes `vfmadd`, a row of the tile two 256-bit registers), on the
+//! AVX-512 path with AVX-512 F enabled too (a row two 512-bit registers, twice the rows), on
+//! the portable path for the baseline CPU (where `mul_add` is the C library's correctly
+//! rounded `fma`). Every path rounds each step once, in the same order, whatever its tile, so
+//! they all give the same bits; the tests check it.
 
-use super::{Path, dispatch};
+use super::Path;
 use crate::element::Real;
 
-/// Rows of the accumulator tile the micro-kernel keeps in registers.
-pub(crate) const MR: usize = 6;
-/// Columns of the f32 accumulator tile: two AVX2 vectors, so the 6 x 16 tile takes 12 of
-/// the 16 vector registers.
-pub(crate) const NR_F32: usize = 16;
-/// Columns of the f64 accumulator tile (two AVX2 vectors of f64).
-pub(crate) const NR_F64: usize = 8;
+/// The shape of the accumulator tile a micro-kernel keeps in registers: `mr` rows of `nr`
+/// columns of the accumulation type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tile {
+    /// Rows: how many rows of `A` a packed sliver holds.
+    pub mr: usize,
+    /// Columns: how many columns of `B` a packed sliver holds.
+    pub nr: usize,
+}
 
-/// [`all_tiles`] on `path` (the portable code where the CPU lacks it).
+impl Tile {
+    /// The tile of `path` for accumulators of `bytes` bytes (4 for f32, 8 for f64). AVX2 has
+    /// 16 registers of 256 bits: 6 rows of two registers take 12, leaving room for a row of
+    /// `B` and a broadcast element of `A`. AVX-512 has 32 registers of 512 bits: 12 rows of
+    /// two take 24 (BLIS's and OpenBLAS's kernels keep about as many). The portable path
+    /// takes AVX2's.
+    pub(crate) fn on(path: Path, bytes: usize) -> Tile {
+        let register = if path.is_avx512() { 64 } else { 32 };
+        let mr = if path.is_avx512() { 12 } else { 6 };
+        Tile {
+            mr,
+            nr: 2 * register / bytes,
+        }
+    }
+}
+
+/// The largest tile of any path: [`crate::ops::gemm`]'s block sizes are multiples of it.
+pub(crate) const MAX_MR: usize = 12;
+
+/// [`all_tiles`] on `path` (the portable code where the CPU lacks it), with `path`'s tile:
+/// `a_pack` and `b_pack` must be packed in slivers of `Tile::on(path, size_of::<C>())`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn micro_tiles<C: Real>(
     path: Path,
     mc: usize,
@@ -27,35 +52,50 @@ pub(crate) fn micro_tiles<C: Real>(
     a_pack: &[C],
     b_pack: &[C],
     acc: &mut [C],
+    stride: usize,
 ) {
-    if size_of::<C>() == 8 {
-        dispatch!(
-            path,
-            fn tiles_f64<C: Real>(
+    /// Calls `all_tiles` with the tile as const generics, compiled with `$features`.
+    macro_rules! tiles {
+        ($features:literal, $mr:literal, $nr:expr) => {{
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = $features)]
+            unsafe fn run<C: Real>(
                 mc: usize,
                 nc: usize,
                 kc: usize,
                 a_pack: &[C],
                 b_pack: &[C],
                 acc: &mut [C],
-            ) -> () {
-                all_tiles::<C, NR_F64>(mc, nc, kc, a_pack, b_pack, acc)
+                stride: usize,
+            ) {
+                all_tiles::<C, $mr, { $nr }>(mc, nc, kc, a_pack, b_pack, acc, stride)
             }
-        )
+            debug_assert_eq!(Tile::on(path, size_of::<C>()), Tile { mr: $mr, nr: $nr });
+            // SAFETY: the caller checked that the CPU has `$features`, all `run` needs; its
+            // body is safe code.
+            unsafe { run(mc, nc, kc, a_pack, b_pack, acc, stride) }
+        }};
+    }
+    let f64 = size_of::<C>() == 8;
+    #[cfg(target_arch = "x86_64")]
+    if path != Path::Portable && path.is_supported() {
+        return match (path.is_avx512(), f64) {
+            (true, false) => tiles!("avx512f,avx2,fma", 12, 32),
+            (true, true) => tiles!("avx512f,avx2,fma", 12, 16),
+            (false, false) => tiles!("avx2,fma", 6, 16),
+            (false, true) => tiles!("avx2,fma", 6, 8),
+        };
+    }
+    let tile = Tile::on(Path::Portable, size_of::<C>());
+    debug_assert_eq!(
+        tile,
+        Tile::on(path, size_of::<C>()),
+        "{path:?} is not supported"
+    );
+    if f64 {
+        all_tiles::<C, 6, 8>(mc, nc, kc, a_pack, b_pack, acc, stride)
     } else {
-        dispatch!(
-            path,
-            fn tiles_f32<C: Real>(
-                mc: usize,
-                nc: usize,
-                kc: usize,
-                a_pack: &[C],
-                b_pack: &[C],
-                acc: &mut [C],
-            ) -> () {
-                all_tiles::<C, NR_F32>(mc, nc, kc, a_pack, b_pack, acc)
-            }
-        )
+        all_tiles::<C, 6, 16>(mc, nc, kc, a_pack, b_pack, acc, stride)
     }
 }
 
@@ -63,7 +103,7 @@ pub(crate) fn micro_tiles<C: Real>(
 /// sliver of each packed block. Written once; [`micro_tiles`] compiles it for the AVX2 path
 /// and the portable one.
 #[inline(always)]
-pub(crate) fn micro_kernel<C: Real, const NR: usize>(
+pub(crate) fn micro_kernel<C: Real, const MR: usize, const NR: usize>(
     kc: usize,
     a: &[C],
     b: &[C],
@@ -82,32 +122,95 @@ pub(crate) fn micro_kernel<C: Real, const NR: usize>(
 }
 
 /// Runs the micro-kernel over every pair of slivers of a packed `mc x kc` block of `A` and
-/// `kc x nc` block of `B`, updating the `mc x nc` accumulators `acc` (row-major).
+/// `kc x nc` block of `B`, updating the `mc x nc` accumulators `acc` (row-major, rows
+/// `stride` apart).
 #[inline(always)]
-pub(crate) fn all_tiles<C: Real, const NR: usize>(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn all_tiles<C: Real, const MR: usize, const NR: usize>(
     mc: usize,
     nc: usize,
     kc: usize,
     a_pack: &[C],
     b_pack: &[C],
     acc: &mut [C],
+    stride: usize,
+) {
+    each_tile::<C, C, MR, NR>(mc, nc, kc, a_pack, b_pack, acc, stride, |a, b, c| {
+        micro_kernel::<C, MR, NR>(kc, a, b, c)
+    });
+}
+
+/// Runs `kernel(a_sliver, b_sliver, tile)` on every tile of an `mc x nc` block whose packed
+/// slivers hold `steps` entries of `P` per row or column (sliver `s` of `A` at `s * steps *
+/// MR`, of `B` at `t * steps * NR`), the tile loaded from the accumulators `acc` (rows `stride`
+/// apart) before and stored after. Column slivers outside, row slivers inside: the B sliver
+/// stays in L1 while the A slivers stream past it from L2.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn each_tile<C: Real, P, const MR: usize, const NR: usize>(
+    mc: usize,
+    nc: usize,
+    steps: usize,
+    a_pack: &[P],
+    b_pack: &[P],
+    acc: &mut [C],
+    stride: usize,
+    mut kernel: impl FnMut(&[P], &[P], &mut [[C; NR]; MR]),
 ) {
     for t in 0..nc.div_ceil(NR) {
         let cols = NR.min(nc - t * NR);
-        let b = &b_pack[t * kc * NR..(t + 1) * kc * NR];
+        let b = &b_pack[t * steps * NR..(t + 1) * steps * NR];
         for s in 0..mc.div_ceil(MR) {
             let rows = MR.min(mc - s * MR);
-            let a = &a_pack[s * kc * MR..(s + 1) * kc * MR];
-            let mut c = [[C::ZERO; NR]; MR];
-            for (i, row) in c.iter_mut().enumerate().take(rows) {
-                let at = (s * MR + i) * nc + t * NR;
-                row[..cols].copy_from_slice(&acc[at..at + cols]);
-            }
-            micro_kernel(kc, a, b, &mut c);
-            for (i, row) in c.iter().enumerate().take(rows) {
-                let at = (s * MR + i) * nc + t * NR;
-                acc[at..at + cols].copy_from_slice(&row[..cols]);
-            }
+            let a = &a_pack[s * steps * MR..(s + 1) * steps * MR];
+            let mut c = load_tile::<C, MR, NR>(acc, stride, s * MR, t * NR, rows, cols);
+            kernel(a, b, &mut c);
+            store_tile(&c, acc, stride, s * MR, t * NR, rows, cols);
+        }
+    }
+}
+
+/// The `rows x cols` accumulators at row `row`, column `col` of `acc` (rows `stride` apart) as
+/// a tile, zero beyond them. A whole tile moves as fixed-size rows (vector moves), an edge one
+/// element count by element count.
+#[inline(always)]
+fn load_tile<C: Real, const MR: usize, const NR: usize>(
+    acc: &[C],
+    stride: usize,
+    row: usize,
+    col: usize,
+    rows: usize,
+    cols: usize,
+) -> [[C; NR]; MR] {
+    let mut c = [[C::ZERO; NR]; MR];
+    for (i, tile_row) in c.iter_mut().enumerate().take(rows) {
+        let at = (row + i) * stride + col;
+        if cols == NR {
+            *tile_row = acc[at..at + NR].try_into().expect("a whole row");
+        } else {
+            tile_row[..cols].copy_from_slice(&acc[at..at + cols]);
+        }
+    }
+    c
+}
+
+/// Writes the first `rows x cols` of tile `c` back where [`load_tile`] read them.
+#[inline(always)]
+fn store_tile<C: Real, const MR: usize, const NR: usize>(
+    c: &[[C; NR]; MR],
+    acc: &mut [C],
+    stride: usize,
+    row: usize,
+    col: usize,
+    rows: usize,
+    cols: usize,
+) {
+    for (i, tile_row) in c.iter().enumerate().take(rows) {
+        let at = (row + i) * stride + col;
+        if cols == NR {
+            acc[at..at + NR].copy_from_slice(tile_row);
+        } else {
+            acc[at..at + cols].copy_from_slice(&tile_row[..cols]);
         }
     }
 }

@@ -1,12 +1,13 @@
 //! The only place this crate uses `unsafe`: running code compiled for CPU features the
 //! machine was checked to have.
 //!
-//! Each kernel here is written once, in safe generic Rust, and compiled twice: for the
-//! baseline CPU and with AVX2 and FMA enabled (`#[target_feature]`), the second called only
-//! after the CPU was checked to have them. The operations and their order are the same, so
-//! both give the same bits.
+//! Each kernel here is written once, in safe generic Rust, and compiled three times: for the
+//! baseline CPU, with AVX2 and FMA enabled, and with AVX-512 Foundation enabled too
+//! (`#[target_feature]`), the last two called only after the CPU was checked to have those
+//! features. The operations and their order are the same, so every path gives the same bits.
 #![allow(unsafe_code)]
 
+pub mod dot_bf16;
 pub mod gemm;
 pub mod reduce;
 
@@ -17,17 +18,31 @@ pub enum Path {
     Portable,
     /// AVX2 with FMA (x86-64).
     Avx2Fma,
+    /// AVX-512 Foundation with AVX2 and FMA (x86-64): 32 vector registers of 512 bits, so
+    /// wider register tiles.
+    Avx512,
+    /// [`Path::Avx512`] plus AVX512-BF16: bf16 matrix products take `vdpbf16ps` (two
+    /// multiply-adds per lane and instruction) on the blocks where it gives the FMA chain's
+    /// bits, and [`Path::Avx512`]'s kernel elsewhere.
+    Avx512Bf16,
 }
 
 impl Path {
     /// Every path, portable first.
-    pub const ALL: [Path; 2] = [Path::Portable, Path::Avx2Fma];
+    pub const ALL: [Path; 4] = [
+        Path::Portable,
+        Path::Avx2Fma,
+        Path::Avx512,
+        Path::Avx512Bf16,
+    ];
 
     /// The path's name.
     pub fn name(self) -> &'static str {
         match self {
             Path::Portable => "portable",
             Path::Avx2Fma => "avx2-fma",
+            Path::Avx512 => "avx512",
+            Path::Avx512Bf16 => "avx512bf16",
         }
     }
 
@@ -40,24 +55,52 @@ impl Path {
                     && lowp::cpu::has(lowp::cpu::Feature::Avx2)
                     && lowp::cpu::has(lowp::cpu::Feature::Fma)
             }
+            Path::Avx512 => {
+                Path::Avx2Fma.is_supported() && lowp::cpu::has(lowp::cpu::Feature::Avx512F)
+            }
+            Path::Avx512Bf16 => {
+                Path::Avx512.is_supported() && lowp::cpu::has(lowp::cpu::Feature::Avx512Bf16)
+            }
         }
     }
 
-    /// The path the kernels run on: [`Path::Avx2Fma`] where the CPU has it and the process
-    /// runs a vector path at all ([`lowp::cpu::active_path`] is not portable, so
-    /// `LOWP_FORCE_PATH=portable` pins these kernels to the portable loops too), else
-    /// [`Path::Portable`].
+    /// Whether the path's vector registers are AVX-512's (the wider tiles).
+    pub fn is_avx512(self) -> bool {
+        matches!(self, Path::Avx512 | Path::Avx512Bf16)
+    }
+
+    /// The path the kernels run on: the widest this CPU has ([`Path::Avx512`], then
+    /// [`Path::Avx2Fma`]) where the process runs a vector path at all, else
+    /// [`Path::Portable`]. The conversions' choice in [`lowp::cpu::active_path`] steers it:
+    /// `LOWP_FORCE_PATH=portable` pins these kernels to the portable loops, and a forced
+    /// `f16c` (lowp's AVX2 path) keeps them off AVX-512.
+    ///
+    /// [`Path::Avx512Bf16`] is never chosen here: on the one AVX512-BF16 machine it was
+    /// measured on (Intel Sapphire Rapids, 2026-11-27), its bf16 products ran at 0.5 to 0.75
+    /// of the speed of [`Path::Avx512`]'s, which widen bf16 to f32 while packing (see
+    /// `docs/performance.md`). It gives the same bits; ask for it with [`crate::matmul_on`].
     pub fn best() -> Path {
-        if lowp::cpu::active_path() != lowp::cpu::Path::Portable && Path::Avx2Fma.is_supported() {
-            Path::Avx2Fma
-        } else {
-            Path::Portable
+        use lowp::cpu::Path as Conversions;
+        match lowp::cpu::active_path() {
+            Conversions::Portable => Path::Portable,
+            Conversions::F16c => Self::widest(&[Path::Avx2Fma]),
+            _ => Self::widest(&[Path::Avx512, Path::Avx2Fma]),
         }
+    }
+
+    /// The first of `paths` this CPU runs, else [`Path::Portable`].
+    fn widest(paths: &[Path]) -> Path {
+        paths
+            .iter()
+            .copied()
+            .find(|p| p.is_supported())
+            .unwrap_or(Path::Portable)
     }
 }
 
-/// Runs `$body` (an expression of safe code) compiled with AVX2 and FMA when `$path` asks for
-/// them and the CPU has them, compiled for the baseline CPU otherwise.
+/// Runs `$body` (an expression of safe code) compiled with the features `$path` names when
+/// the CPU has them (AVX2 and FMA, or AVX-512 F with them), compiled for the baseline CPU
+/// otherwise.
 macro_rules! dispatch {
     (
         $path:expr,
@@ -70,6 +113,14 @@ macro_rules! dispatch {
         if $path == $crate::simd::Path::Avx2Fma && $path.is_supported() {
             // SAFETY: the CPU was just checked to have AVX2 and FMA, all the function
             // needs; its body is safe code.
+            return unsafe { $name($($arg),*) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if $path.is_avx512() && $path.is_supported() {
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            unsafe fn $name<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+            // SAFETY: the CPU was just checked to have AVX-512 F, AVX2 and FMA, all the
+            // function needs; its body is safe code.
             return unsafe { $name($($arg),*) };
         }
         let _ = $path;
