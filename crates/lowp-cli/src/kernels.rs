@@ -133,9 +133,13 @@ pub fn run(args: &KernelsArgs) -> Result<String, CliError> {
             let note = format!(
                 "{} kernels for {} ops on the cpu backend. Element-wise math computes in f32 \
                  for the 16-bit and narrower formats (f64 for f32, f64 and E8M0) and rounds \
-                 once; reductions, norms and matrix products accumulate in f32 (f64 for f64).",
+                 once; reductions, norms and matrix products accumulate in f32 (f64 for f64). \
+                 Inner loops here: {} (every path gives the same bits; on avx512bf16, bf16 \
+                 matrix products take vdpbf16ps on the blocks where its flushing of subnormals \
+                 cannot show, and fused multiply-adds elsewhere).",
                 reg.len(),
-                reg.ops().len()
+                reg.ops().len(),
+                lowp_tensor::SimdPath::best().name()
             );
             format!("{}\n{}", matrix_text(width), wrap(&note, width))
         }

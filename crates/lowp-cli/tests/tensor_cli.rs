@@ -168,10 +168,12 @@ fn bench_sum_and_matmul_run_small() {
         "bf16",
         "--min-time",
         "0.01",
+        "--no-numpy",
         "--json",
         file.to_str().unwrap(),
     ]);
     assert!(out.contains("GFLOP/s") && out.contains("48x48x48"), "{out}");
+    assert!(out.contains("baseline was left out (--no-numpy)"), "{out}");
     let records: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let names: Vec<&str> = records

@@ -11,6 +11,7 @@
 
 mod convert;
 mod file;
+mod numpy;
 mod tensor;
 
 use crate::error::CliError;

@@ -40,24 +40,29 @@ pub struct SumArgs {
 /// Arguments of `lowp bench matmul`.
 #[derive(Args)]
 pub struct MatmulArgs {
-    /// The size n of the n x n x n products.
-    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=8192))]
-    size: u32,
+    /// The sizes n of the n x n x n products, comma separated.
+    #[arg(long, alias = "size", value_name = "N", value_delimiter = ',', default_value = "256,512,1024,2048", value_parser = clap::value_parser!(u32).range(1..=8192))]
+    sizes: Vec<u32>,
 
     /// Dtypes to multiply, comma separated; f32 is always measured too, as the baseline.
     #[arg(long, value_name = "DTYPE", value_delimiter = ',', value_parser = parse_float_dtype, default_value = "f32,f16,bf16")]
     dtypes: Vec<DType>,
 
-    /// One thread, all of rayon's threads, or both.
-    #[arg(long, value_name = "THREADS", value_enum, default_value_t = ThreadChoice::Multi)]
+    /// One thread, all of rayon's threads (RAYON_NUM_THREADS sets how many), or both.
+    #[arg(long, value_name = "THREADS", value_enum, default_value_t = ThreadChoice::Both)]
     threads: ThreadChoice,
 
     /// Sample each measurement for at least this many seconds.
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "1")]
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "0.5")]
     min_time: f64,
 
+    /// Leave out the NumPy baseline (otherwise measured with `python3` when NumPy is
+    /// installed: f32, and bf16 through ml_dtypes where that is installed too).
+    #[arg(long)]
+    no_numpy: bool,
+
     /// Also write the measurements to FILE as a JSON array of records (`name`, `flops`,
-    /// `seconds`, `gflops`, `baseline`, `ratio`).
+    /// `seconds`, `gflops`, `baseline`, `ratio`; lowp's also `numpy_ratio`).
     #[arg(long, value_name = "FILE")]
     json: Option<std::path::PathBuf>,
 }
@@ -225,46 +230,67 @@ pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
 /// Runs `lowp bench matmul`.
 pub(super) fn matmul(args: &MatmulArgs) -> Result<String, CliError> {
     output::check_json(args.json.as_deref())?;
-    let n = args.size as usize;
-    let flops = 2.0 * (n as f64).powi(3);
     let mut dtypes = vec![DType::F32];
     dtypes.extend(args.dtypes.iter().copied().filter(|&d| d != DType::F32));
+    let sizes: Vec<usize> = args.sizes.iter().map(|&n| n as usize).collect();
     let mut records = Vec::new();
     let mut rows = Vec::new();
+    let mut numpy_note = None;
     for t in threadings(args.threads) {
-        let mut f32_secs = None;
-        for &dtype in &dtypes {
-            show(&format!("matmul {dtype} {t}"));
-            let a = Tensor::rand_normal(&[n, n], 0.0, 1.0, dtype, 1)
-                .map_err(|e| CliError::failure(e.to_string()))?;
-            let b = Tensor::rand_normal(&[n, n], 0.0, 1.0, dtype, 2)
-                .map_err(|e| CliError::failure(e.to_string()))?;
-            let mut failed = None;
-            let secs = with_threads(t, || {
-                best_seconds(args.min_time, || {
-                    if let Err(e) = black_box(&a).matmul(black_box(&b)) {
-                        failed = Some(e);
-                    }
-                })
-            })?;
-            if let Some(e) = failed {
-                return Err(CliError::failure(e.to_string()));
+        let numpy = if args.no_numpy {
+            Vec::new()
+        } else {
+            show(&format!("numpy matmul {t}"));
+            let threads = match t {
+                Threads::Single => 1,
+                Threads::Multi => rayon::current_num_threads(),
+            };
+            super::numpy::matmul(&sizes, threads, args.min_time).unwrap_or_else(|why| {
+                numpy_note = Some(why);
+                Vec::new()
+            })
+        };
+        for &n in &sizes {
+            let shape = format!("{n}x{n}x{n}");
+            let flops = 2.0 * (n as f64).powi(3);
+            let numpy_f32 = numpy.iter().find(|m| m.n == n && m.dtype == "f32");
+            let mut f32_secs = None;
+            for &dtype in &dtypes {
+                show(&format!("matmul {dtype} {shape} {t}"));
+                let secs = time_matmul(dtype, n, t, args.min_time)?;
+                let base = *f32_secs.get_or_insert(secs);
+                let numpy_ratio = numpy_f32.map(|m| m.seconds / secs);
+                records.push(json!({
+                    "name": format!("matmul {dtype} {shape} {t}"), "flops": flops,
+                    "seconds": secs, "gflops": flops / secs / 1e9,
+                    "baseline": format!("matmul f32 {shape} {t}"), "ratio": base / secs,
+                    "numpy_ratio": numpy_ratio, "dtype": dtype.name(), "threads": t.to_string(),
+                }));
+                rows.push(matmul_row(
+                    dtype.name(),
+                    &shape,
+                    t,
+                    flops / secs,
+                    Some(base / secs),
+                    numpy_ratio,
+                ));
             }
-            let base = *f32_secs.get_or_insert(secs);
-            let gflops = flops / secs / 1e9;
-            let name = format!("matmul {dtype} {n}x{n}x{n} {t}");
-            records.push(json!({
-                "name": name, "flops": flops, "seconds": secs, "gflops": gflops,
-                "baseline": format!("matmul f32 {n}x{n}x{n} {t}"), "ratio": base / secs,
-                "dtype": dtype.name(), "threads": t.to_string(),
-            }));
-            rows.push(vec![
-                Cell::Text(dtype.name().to_string()),
-                Cell::Text(format!("{n}x{n}x{n}")),
-                Cell::Text(t.to_string()),
-                Cell::Text(format!("{gflops:.1}")),
-                Cell::Text(format!("{:.2}", base / secs)),
-            ]);
+            for m in numpy.iter().filter(|m| m.n == n) {
+                let name = format!("numpy matmul {} {shape} {t}", m.dtype);
+                let ratio = numpy_f32.map(|f| f.seconds / m.seconds);
+                records.push(json!({
+                    "name": name, "flops": flops, "seconds": m.seconds,
+                    "gflops": flops / m.seconds / 1e9, "baseline": Value::Null,
+                    "ratio": Value::Null, "numpy_ratio": ratio,
+                    "dtype": m.dtype, "threads": t.to_string(),
+                }));
+                let who = if m.dtype == "f32" {
+                    "numpy f32"
+                } else {
+                    "ml_dtypes bf16"
+                };
+                rows.push(matmul_row(who, &shape, t, flops / m.seconds, None, ratio));
+            }
         }
     }
     done();
@@ -278,16 +304,66 @@ pub(super) fn matmul(args: &MatmulArgs) -> Result<String, CliError> {
             Column::left("threads", "threads"),
             Column::right("gflops", "GFLOP/s"),
             Column::right("ratio", "vs f32"),
+            Column::right("numpy", "vs numpy f32"),
         ],
         rows,
+    };
+    let numpy = match (&numpy_note, args.no_numpy) {
+        (_, true) => "The NumPy baseline was left out (--no-numpy).".to_string(),
+        (Some(why), false) => format!("No NumPy baseline: {why}."),
+        (None, false) => "numpy f32: NumPy's a @ b (its BLAS, on as many threads); ml_dtypes \
+                          bf16: NumPy's product of ml_dtypes.bfloat16 arrays, where ml_dtypes \
+                          is installed. vs numpy f32: NumPy's f32 time over this row's."
+            .to_string(),
     };
     Ok(format!(
         "{}\n{}\nGFLOP/s: 2 n^3 floating-point operations per product over the best time of \
          samples of at least {} s. Every dtype accumulates in f32 (ordered fused multiply-adds; \
          see lowp_tensor::ops::gemm); the narrower ones are widened while their blocks are \
-         packed. vs f32: f32's time over this dtype's, in the same threading.\n",
+         packed. vs f32: lowp's f32 time over this dtype's, in the same threading. {numpy}\n",
         paths(),
         table.to_text(),
         args.min_time
     ))
+}
+
+/// The best time of lowp's `n x n x n` product of random normal `dtype` matrices.
+fn time_matmul(dtype: DType, n: usize, t: Threads, min_time: f64) -> Result<f64, CliError> {
+    let a = Tensor::rand_normal(&[n, n], 0.0, 1.0, dtype, 1)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    let b = Tensor::rand_normal(&[n, n], 0.0, 1.0, dtype, 2)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    let mut failed = None;
+    let secs = with_threads(t, || {
+        best_seconds(min_time, || {
+            if let Err(e) = black_box(&a).matmul(black_box(&b)) {
+                failed = Some(e);
+            }
+        })
+    })?;
+    match failed {
+        Some(e) => Err(CliError::failure(e.to_string())),
+        None => Ok(secs),
+    }
+}
+
+/// A row of the matmul table.
+fn matmul_row(
+    who: &str,
+    shape: &str,
+    t: Threads,
+    flops_per_sec: f64,
+    vs_f32: Option<f64>,
+    vs_numpy: Option<f64>,
+) -> Vec<Cell> {
+    let ratio =
+        |r: Option<f64>| Cell::Text(r.map_or_else(|| "-".to_string(), |r| format!("{r:.2}")));
+    vec![
+        Cell::Text(who.to_string()),
+        Cell::Text(shape.to_string()),
+        Cell::Text(t.to_string()),
+        Cell::Text(format!("{:.1}", flops_per_sec / 1e9)),
+        ratio(vs_f32),
+        ratio(vs_numpy),
+    ]
 }
