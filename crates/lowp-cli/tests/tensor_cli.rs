@@ -180,9 +180,15 @@ fn bench_sum_and_matmul_run_small() {
         .iter()
         .map(|r| r["name"].as_str().unwrap())
         .collect();
+    // One thread and all of them, by default.
     assert_eq!(
         names,
-        ["matmul f32 48x48x48 multi", "matmul bf16 48x48x48 multi"]
+        [
+            "matmul f32 48x48x48 single",
+            "matmul bf16 48x48x48 single",
+            "matmul f32 48x48x48 multi",
+            "matmul bf16 48x48x48 multi"
+        ]
     );
     assert_eq!(records[0]["ratio"], 1.0);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -52,6 +52,12 @@ pub(crate) fn gemm<T: FloatElement>(
     if m == 0 || n == 0 {
         return;
     }
+    // A path this CPU lacks runs the portable code, and so packs for the portable tile.
+    let path = if path.is_supported() {
+        path
+    } else {
+        Path::Portable
+    };
     let tile = Tile::on(path, size_of::<T::Acc>());
     let parallel = m * n * k.max(1) >= SERIAL_WORK;
     let threads = if parallel {

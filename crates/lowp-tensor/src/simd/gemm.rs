@@ -41,8 +41,9 @@ impl Tile {
 /// The largest tile of any path: [`crate::ops::gemm`]'s block sizes are multiples of it.
 pub(crate) const MAX_MR: usize = 12;
 
-/// [`all_tiles`] on `path` (the portable code where the CPU lacks it), with `path`'s tile:
-/// `a_pack` and `b_pack` must be packed in slivers of `Tile::on(path, size_of::<C>())`.
+/// [`all_tiles`] on `path`, with `path`'s tile: `a_pack` and `b_pack` must be packed in
+/// slivers of `Tile::on(path, size_of::<C>())`, or of the portable path's tile where the CPU
+/// lacks `path` (which then runs the portable code).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn micro_tiles<C: Real>(
     path: Path,
@@ -86,12 +87,7 @@ pub(crate) fn micro_tiles<C: Real>(
             (false, true) => tiles!("avx2,fma", 6, 8),
         };
     }
-    let tile = Tile::on(Path::Portable, size_of::<C>());
-    debug_assert_eq!(
-        tile,
-        Tile::on(path, size_of::<C>()),
-        "{path:?} is not supported"
-    );
+    // The caller packs for the portable tile on a path this CPU lacks.
     if f64 {
         all_tiles::<C, 6, 8>(mc, nc, kc, a_pack, b_pack, acc, stride)
     } else {
@@ -100,8 +96,8 @@ pub(crate) fn micro_tiles<C: Real>(
 }
 
 /// The micro-kernel: `c[i][j] = fma(a[p][i], b[p][j], c[i][j])` for `p` in order, over one
-/// sliver of each packed block. Written once; [`micro_tiles`] compiles it for the AVX2 path
-/// and the portable one.
+/// sliver of each packed block. Written once; [`micro_tiles`] compiles it for each path and
+/// its tile.
 #[inline(always)]
 pub(crate) fn micro_kernel<C: Real, const MR: usize, const NR: usize>(
     kc: usize,
