@@ -54,6 +54,7 @@
 //! scale) anyway. Such blocks count in [`QuantStats::nonfinite`] (per non-finite element),
 //! not in `signal`, `noise` or `clipped_blocks`.
 
+use super::nearest_f32;
 use super::scheme::Scheme;
 use lowp::bulk::{pack_f4, random_bits, unpack_f4};
 use lowp::prelude::*;
@@ -255,6 +256,8 @@ mod sealed {
     pub trait Sealed: Copy {
         /// The value, exactly.
         fn widen(self) -> f64;
+        /// The values as f32s, where they are f32s.
+        fn as_f32s(src: &[Self]) -> Option<&[f32]>;
         /// The block's amax and non-finite count.
         fn scan(src: &[Self]) -> Scan;
         /// Elements of consecutive blocks of `block` values (`divs[b]` for block `b`),
@@ -305,6 +308,10 @@ mod sealed {
         #[inline]
         fn widen(self) -> f64 {
             self as f64
+        }
+
+        fn as_f32s(src: &[f32]) -> Option<&[f32]> {
+            Some(src)
         }
 
         fn scan(src: &[f32]) -> Scan {
@@ -371,6 +378,10 @@ mod sealed {
             self
         }
 
+        fn as_f32s(_: &[f64]) -> Option<&[f32]> {
+            None
+        }
+
         fn scan(src: &[f64]) -> Scan {
             let top = src
                 .iter()
@@ -396,7 +407,8 @@ mod sealed {
     }
 }
 
-use sealed::{Divisor, Scan, Scratch};
+pub(super) use sealed::Divisor;
+use sealed::{Scan, Scratch};
 
 /// A source element type: `f32` or `f64`. Both are quantized exactly (see the module
 /// documentation); f32 MX blocks take lowp's f32 vector paths, everything else f64 quotients.
@@ -534,6 +546,37 @@ trait Elem: LowpFloat {
     fn bytes(n: usize) -> usize;
     /// The `elems.len()` elements stored in `bytes` (exactly their bytes).
     fn load(bytes: &[u8], elems: &mut [Self]);
+    /// [`sealed::Sealed::encode`] to nearest for f32 sources by a route of [`nearest_f32`],
+    /// with no f64 quotients; `false`, writing nothing, where it has none for these divisors.
+    fn nearest_from_f32(
+        src: &[f32],
+        divs: &[Divisor],
+        block: usize,
+        scratch: &mut Scratch,
+        dst: &mut [Self],
+    ) -> bool;
+}
+
+/// [`sealed::Sealed::encode`] for element type `T`: by a route of [`nearest_f32`] where one
+/// applies (f32 sources rounded to nearest under fp8-block's and nvfp4's scales), else by the
+/// source type's own.
+#[allow(clippy::too_many_arguments)] // as Sealed::encode
+fn encode<S: QuantSource, T: Elem>(
+    src: &[S],
+    divs: &[Divisor],
+    block: usize,
+    rounding: ElementRounding,
+    first: u64,
+    scratch: &mut Scratch,
+    dst: &mut [T],
+) {
+    if rounding == ElementRounding::Nearest
+        && let Some(x) = S::as_f32s(src)
+        && T::nearest_from_f32(x, divs, block, scratch, dst)
+    {
+        return;
+    }
+    S::encode(src, divs, block, rounding, first, scratch, dst);
 }
 
 impl Elem for f8e4m3fn {
@@ -554,6 +597,16 @@ impl Elem for f8e4m3fn {
     fn load(bytes: &[u8], elems: &mut [Self]) {
         elems.copy_from_slice(bytemuck::cast_slice(bytes));
     }
+    fn nearest_from_f32(
+        src: &[f32],
+        divs: &[Divisor],
+        block: usize,
+        scratch: &mut Scratch,
+        dst: &mut [Self],
+    ) -> bool {
+        let padded = padded(src.len());
+        nearest_f32::e4m3(src, divs, block, padded, &mut scratch.f32s, dst)
+    }
 }
 
 impl Elem for f4e2m1fn {
@@ -570,6 +623,15 @@ impl Elem for f4e2m1fn {
     }
     fn load(bytes: &[u8], elems: &mut [Self]) {
         unpack_f4(bytes, elems);
+    }
+    fn nearest_from_f32(
+        src: &[f32],
+        divs: &[Divisor],
+        block: usize,
+        _: &mut Scratch,
+        dst: &mut [Self],
+    ) -> bool {
+        nearest_f32::e2m1(src, divs, block, dst)
     }
 }
 
@@ -893,7 +955,7 @@ impl<T: Elem> Work<T> {
     /// back into `self.q[..x.len()]`.
     fn trial<S: QuantSource>(&mut self, x: &[S], divs: &[Divisor], block: usize) {
         let n = x.len();
-        S::encode(
+        encode(
             x,
             divs,
             block,
@@ -1002,7 +1064,7 @@ struct Job {
 }
 
 /// Blocks of a row-wise segment.
-const SEG_BLOCKS: usize = SEG / 16;
+pub(super) const SEG_BLOCKS: usize = SEG / 16;
 
 impl Job {
     /// MX and nvfp4: each row in segments of up to [`SEG`] values; a segment's scales are
@@ -1042,7 +1104,7 @@ impl Job {
                 }
                 let first = self.first.wrapping_add((r * cols + c0) as u64);
                 let rounding = self.opts.rounding;
-                S::encode(
+                encode(
                     seg,
                     &divs[..nb],
                     bc,
@@ -1177,7 +1239,7 @@ impl Job {
                 for i in 0..g {
                     let at = (r0 + i) * cols + c0;
                     let first = self.first.wrapping_add(at as u64);
-                    S::encode(
+                    encode(
                         &src[at..at + w],
                         &[choice.div],
                         w,

@@ -35,6 +35,7 @@
 //! ```
 
 pub mod codec;
+mod nearest_f32;
 pub mod scheme;
 
 pub use codec::{
