@@ -420,6 +420,11 @@ fn fp4_packs_low_nibble_first() {
     let mut odd = [0u8; 2];
     pack_f4(&values[2..5], &mut odd); // 1, 0, 2
     assert_eq!(odd, [0x01, 0x02]);
+    // A whole group of 32 and an odd tail after it.
+    let mut tail = [0u8; 19];
+    pack_f4(&values[..37], &mut tail);
+    assert_eq!(tail[..18], bytes[..18]);
+    assert_eq!(tail[18], bytes[18] & 0xF);
     let mut three = [f4e2m1fn::ONE; 3];
     unpack_f4(&[0x21, 0xF3], &mut three);
     assert_eq!(three.map(f4e2m1fn::to_bits), [0x1, 0x2, 0x3]);

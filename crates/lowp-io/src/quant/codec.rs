@@ -426,15 +426,6 @@ impl Divisor {
             Divisor::Div(d) => d,
         }
     }
-
-    /// `a / scale`, compared exactly with the overflow thresholds (the lemma again).
-    fn scaled(self, a: f64) -> f64 {
-        match self {
-            Divisor::Zero => 0.0,
-            Divisor::Pow2(e) => a * pow2_f64(-e),
-            Divisor::Div(d) => a / d,
-        }
-    }
 }
 
 /// `2^k` as an f64, for `-1022 <= k <= 1023`.
@@ -537,8 +528,11 @@ fn widen<T: LowpFloat>(elems: &[T], n: usize, q: &mut [f32]) {
 trait Elem: LowpFloat {
     /// The exponent of the largest binade (`floor(log2(MAX))`), MX's `emax_elem`.
     const EMAX: i32;
-    /// Whether a magnitude `v` overflows under rounding to nearest with an unbounded exponent.
-    fn overflows(v: f64) -> bool;
+    /// Whether a magnitude `a` divided by `step` (positive) overflows under rounding to
+    /// nearest with an unbounded exponent. Compared as `a` against the threshold times `step`,
+    /// a product exact in f64 (a threshold of at most 5 bits, a step of at most 28), so no
+    /// quotient is rounded.
+    fn overflows(a: f64, step: f64) -> bool;
     /// Writes the elements of one segment into its bytes of a data row (`out` holds exactly
     /// their bytes).
     fn store(elems: &[Self], out: &mut [u8]);
@@ -581,10 +575,10 @@ fn encode<S: QuantSource, T: Elem>(
 
 impl Elem for f8e4m3fn {
     const EMAX: i32 = 8;
-    fn overflows(v: f64) -> bool {
+    fn overflows(a: f64, step: f64) -> bool {
         // 448 = 1.110b * 2^8 has an even mantissa, so the tie 464 with the missing 480 rounds
         // down to it: only beyond 464 does saturation decide.
-        v > 464.0
+        a > 464.0 * step
     }
     fn store(elems: &[Self], out: &mut [u8]) {
         out.iter_mut()
@@ -611,9 +605,9 @@ impl Elem for f8e4m3fn {
 
 impl Elem for f4e2m1fn {
     const EMAX: i32 = 2;
-    fn overflows(v: f64) -> bool {
+    fn overflows(a: f64, step: f64) -> bool {
         // 6 = 1.1b * 2^2 has an odd mantissa, so the tie 7 rounds up to the missing 8.
-        v >= 7.0
+        a >= 7.0 * step
     }
     fn store(elems: &[Self], out: &mut [u8]) {
         pack_f4(elems, out);
@@ -1271,7 +1265,7 @@ fn count_block<T: Elem>(stats: &mut QuantStats, scan: Scan, div: Divisor) {
     stats.blocks += 1;
     stats.amax = stats.amax.max(scan.amax);
     stats.nonfinite += scan.nonfinite;
-    if scan.nonfinite == 0 && T::overflows(div.scaled(scan.amax)) {
+    if scan.nonfinite == 0 && div != Divisor::Zero && T::overflows(scan.amax, div.step()) {
         stats.clipped_blocks += 1;
     }
 }
