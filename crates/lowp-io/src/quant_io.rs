@@ -102,12 +102,12 @@ fn bands(scheme: Scheme, shape: &[usize], row_bytes: usize) -> Vec<(usize, usize
         .collect()
 }
 
-/// Widens `bytes` of `from` elements (machine byte order) into f32 values, exactly.
+/// Widens `bytes` of `from` elements (machine byte order), a type narrower than f32, into f32
+/// values, exactly.
 fn widen_f32(from: FloatType, bytes: &[u8], out: &mut Vec<f32>) {
     let n = bytes.len() / from.size();
     out.resize(n, 0.0);
     match from {
-        FloatType::F32 => out.copy_from_slice(bytemuck::cast_slice(bytes)),
         FloatType::F16 => bytemuck::cast_slice::<u8, lowp::f16>(bytes).convert_to_f32_slice(out),
         FloatType::BF16 => bytemuck::cast_slice::<u8, lowp::bf16>(bytes).convert_to_f32_slice(out),
         FloatType::F8E4M3FN => {
@@ -116,7 +116,7 @@ fn widen_f32(from: FloatType, bytes: &[u8], out: &mut Vec<f32>) {
         FloatType::F8E5M2 => {
             bytemuck::cast_slice::<u8, lowp::f8e5m2>(bytes).convert_to_f32_slice(out)
         }
-        FloatType::F64 => unreachable!("f64 sources are quantized from f64"),
+        FloatType::F32 | FloatType::F64 => unreachable!("quantized where they were read"),
     }
 }
 
@@ -162,7 +162,6 @@ pub fn quantize(
                 let Buffers {
                     input: raw,
                     values,
-                    wide,
                     data,
                     scales,
                     ..
@@ -173,13 +172,14 @@ pub fn quantize(
                 let scale_len = scheme.scale_bytes(rows, cols);
                 scales.resize(scale_len, 0);
                 let first_element = (first * cols) as u64;
+                // f32 and f64 bytes are quantized where they were read (the buffer is 8-byte
+                // aligned); narrower types are widened to f32 first.
                 let stats = if from == FloatType::F64 {
-                    wide.clear();
-                    wide.extend_from_slice(bytemuck::cast_slice(bytes));
+                    let x: &[f64] = bytemuck::cast_slice(bytes);
                     quant::quantize(
                         scheme,
                         opts,
-                        wide,
+                        x,
                         cols,
                         first_element,
                         tensor_scale,
@@ -187,11 +187,16 @@ pub fn quantize(
                         scales,
                     )
                 } else {
-                    widen_f32(from, bytes, values);
+                    let x: &[f32] = if from == FloatType::F32 {
+                        bytemuck::cast_slice(bytes)
+                    } else {
+                        widen_f32(from, bytes, values);
+                        values
+                    };
                     quant::quantize(
                         scheme,
                         opts,
-                        values,
+                        x,
                         cols,
                         first_element,
                         tensor_scale,

@@ -425,6 +425,11 @@ fn fp4_packs_low_nibble_first() {
     pack_f4(&values[..37], &mut tail);
     assert_eq!(tail[..18], bytes[..18]);
     assert_eq!(tail[18], bytes[18] & 0xF);
+    let mut back = [f4e2m1fn::ONE; 37];
+    unpack_f4(&tail, &mut back);
+    // By bits: -0 would equal +0 as values.
+    let bits = |v: &[f4e2m1fn]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&back), bits(&values[..37]));
     let mut three = [f4e2m1fn::ONE; 3];
     unpack_f4(&[0x21, 0xF3], &mut three);
     assert_eq!(three.map(f4e2m1fn::to_bits), [0x1, 0x2, 0x3]);

@@ -6,6 +6,10 @@ use crate::f4e2m1fn;
 /// Values converted per stack buffer.
 const CHUNK: usize = 1024;
 
+/// Values [`pack_f4`] and [`unpack_f4`] take at a time (a fixed count, so that they run on
+/// vectors).
+const GROUP: usize = 32;
+
 /// Panics unless `bytes` is exactly the packed size of `values` elements.
 #[track_caller]
 fn check_packed(values: usize, bytes: usize) {
@@ -36,7 +40,6 @@ fn check_packed(values: usize, bytes: usize) {
 pub fn pack_f4(src: &[f4e2m1fn], dst: &mut [u8]) {
     check_packed(src.len(), dst.len());
     // Whole groups of a fixed size first, which the compiler packs on vectors.
-    const GROUP: usize = 32;
     let whole = src.len() / GROUP * GROUP;
     for (d, s) in dst
         .chunks_exact_mut(GROUP / 2)
@@ -65,6 +68,19 @@ pub fn pack_f4(src: &[f4e2m1fn], dst: &mut [u8]) {
 #[track_caller]
 pub fn unpack_f4(src: &[u8], dst: &mut [f4e2m1fn]) {
     check_packed(dst.len(), src.len());
+    // Whole groups of a fixed size first, which the compiler unpacks on vectors.
+    let whole = dst.len() / GROUP * GROUP;
+    for (d, s) in dst[..whole]
+        .chunks_exact_mut(GROUP)
+        .zip(src.chunks_exact(GROUP / 2))
+    {
+        let s: &[u8; GROUP / 2] = s.try_into().expect("a whole group");
+        let nibbles: [u8; GROUP] = core::array::from_fn(|i| (s[i / 2] >> (4 * (i % 2))) & 0xF);
+        for (d, n) in d.iter_mut().zip(nibbles) {
+            *d = f4e2m1fn::from_bits(n);
+        }
+    }
+    let (src, dst) = (&src[whole / 2..], &mut dst[whole..]);
     let mut pairs = dst.chunks_exact_mut(2);
     for (p, &b) in (&mut pairs).zip(src) {
         p[0] = f4e2m1fn::from_bits(b & 0xF);
