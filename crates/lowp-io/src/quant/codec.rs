@@ -17,8 +17,10 @@
 //!   same sign (multiplication keeps the sign of a zero), and stochastic rounding, which
 //!   rounds up with probability `floor(f * 2^32) / 2^32` where `f < 2^-116` here, never rounds
 //!   either up.
-//! * fp8-block and nvfp4 (scales that are not powers of two): `x / d` is computed in f64, with
-//!   `d` a number of at most 28 significant bits (an f32 scale, or an E4M3 scale times an f32).
+//! * fp8-block and nvfp4 (scales that are not powers of two): `x / d` is computed in f64
+//!   (f32 sources rounded to nearest take equivalent routes without it, proved in
+//!   `nearest_f32`), with `d` a number of at most 28 significant bits (an f32 scale, or an
+//!   E4M3 scale times an f32).
 //!   **Lemma**: let `x` have at most 53 significant bits, `d > 0` at most `p`, and `t` (a tie
 //!   between two neighbouring elements, or an overflow threshold) at most `53 - p`, with
 //!   `t * d` in f64's normal range; then `fl64(x / d) = t` only if `x / d = t` exactly.
@@ -411,7 +413,9 @@ pub(super) use sealed::Divisor;
 use sealed::{Scan, Scratch};
 
 /// A source element type: `f32` or `f64`. Both are quantized exactly (see the module
-/// documentation); f32 MX blocks take lowp's f32 vector paths, everything else f64 quotients.
+/// documentation); f32 MX blocks take lowp's f32 vector paths, f32 fp8-block and nvfp4 blocks
+/// rounded to nearest the division-free routes of `nearest_f32`, everything else f64
+/// quotients.
 pub trait QuantSource: Copy + Send + Sync + 'static + sealed::Sealed {}
 
 impl QuantSource for f32 {}
