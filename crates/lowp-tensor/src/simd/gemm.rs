@@ -131,9 +131,19 @@ pub(crate) fn all_tiles<C: Real, const MR: usize, const NR: usize>(
     acc: &mut [C],
     stride: usize,
 ) {
-    each_tile::<C, C, MR, NR>(mc, nc, kc, a_pack, b_pack, acc, stride, |a, b, c| {
-        micro_kernel::<C, MR, NR>(kc, a, b, c)
-    });
+    // Inlined into the caller, which `micro_tiles` compiles with the path's features: left
+    // out of line, the closure would be compiled for the baseline CPU, its `mul_add` a call.
+    each_tile::<C, C, MR, NR>(
+        mc,
+        nc,
+        kc,
+        a_pack,
+        b_pack,
+        acc,
+        stride,
+        #[inline(always)]
+        |a, b, c| micro_kernel::<C, MR, NR>(kc, a, b, c),
+    );
 }
 
 /// Runs `kernel(a_sliver, b_sliver, tile)` on every tile of an `mc x nc` block whose packed
