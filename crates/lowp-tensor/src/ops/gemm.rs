@@ -71,7 +71,8 @@ pub(crate) fn gemm<T: FloatElement>(
         .next_multiple_of(MAX_MR)
         .clamp(MAX_MR, MC);
     let blocks = k.div_ceil(KC);
-    let mut b_pack = vec![T::Acc::ZERO; blocks * KC * NC];
+    let mut b_raw = Vec::new();
+    let b_pack = cache_aligned::<T::Acc>(&mut b_raw, blocks * KC * NC);
     let pairs = uses_pairs::<T>(path, k);
     let pair_len = if pairs { KC.div_ceil(2) * NC } else { 0 };
     let mut b_pairs: Vec<Vec<u32>> = (0..blocks).map(|_| vec![0; pair_len]).collect();
@@ -104,7 +105,7 @@ pub(crate) fn gemm<T: FloatElement>(
         let panel = Panel {
             jc,
             nc,
-            pack: &b_pack,
+            pack: b_pack,
             pairs: pairs.then_some((&b_pairs[..], &b_exponents[..])),
         };
         let task = |(t, out_rows): (usize, &mut [T])| {
@@ -148,7 +149,8 @@ fn row_block<T: FloatElement>(
     out: &mut [T],
 ) {
     let (jc, nc) = (panel.jc, panel.nc);
-    let mut a_pack = vec![T::Acc::ZERO; MC * KC];
+    let (mut a_raw, mut acc_raw) = (Vec::new(), Vec::new());
+    let a_pack = cache_aligned::<T::Acc>(&mut a_raw, MC * KC);
     let mut a_pairs = vec![
         0u32;
         if panel.pairs.is_some() {
@@ -158,7 +160,7 @@ fn row_block<T: FloatElement>(
         }
     ];
     // MC x NC accumulators (up to 192 KiB): on the heap, not in a thread's stack frame.
-    let mut acc = vec![T::Acc::ZERO; MC * nc];
+    let acc = cache_aligned::<T::Acc>(&mut acc_raw, MC * nc);
     let mut row = vec![T::Acc::ZERO; KC];
     for ic in (0..count).step_by(MC) {
         let mc = MC.min(count - ic);
@@ -170,11 +172,11 @@ fn row_block<T: FloatElement>(
         let mut acc_ready = true;
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
-            pack_a(a, k, first + ic, mc, pc, kc, tile.mr, &mut a_pack, &mut row);
+            pack_a(a, k, first + ic, mc, pc, kc, tile.mr, a_pack, &mut row);
             let b = &panel.pack[pc * NC..pc * NC + kc * nc.next_multiple_of(tile.nr)];
             if let (Some((b_pairs, b_exponents)), Some(a_f32), Some(acc_f32)) = (
                 panel.pairs,
-                T::Acc::as_f32s(&a_pack),
+                T::Acc::as_f32s(a_pack),
                 T::Acc::as_f32s_mut(acc),
             ) {
                 let exponents = pair_up(a_f32, mc.div_ceil(tile.mr), kc, tile.mr, &mut a_pairs);
@@ -185,13 +187,23 @@ fn row_block<T: FloatElement>(
                 }
                 acc_ready = false;
             }
-            micro_tiles(path, mc, nc, kc, &a_pack, b, acc, nc);
+            micro_tiles(path, mc, nc, kc, a_pack, b, acc, nc);
         }
         for i in 0..mc {
             let dst = &mut out[(ic + i) * n + jc..(ic + i) * n + jc + nc];
             T::Acc::narrow(&acc[i * nc..(i + 1) * nc], dst, false);
         }
     }
+}
+
+/// `len` zeroed values starting on a 64-byte boundary (a cache line), carved out of `raw`: a
+/// vector row of a packed sliver or of the accumulators then never straddles two lines, which
+/// would cost two loads.
+fn cache_aligned<C: Real>(raw: &mut Vec<C>, len: usize) -> &mut [C] {
+    let spare = 64 / size_of::<C>();
+    *raw = vec![C::ZERO; len + spare];
+    let offset = raw.as_ptr().align_offset(64).min(spare);
+    &mut raw[offset..offset + len]
 }
 
 /// Whether bf16 products on `path` take the pair kernel ([`dot_bf16`]): `T` is bf16, the
