@@ -250,7 +250,7 @@ mod sealed {
     /// An element under a zero scale: ±0 with the sign of `x`, infinities included (never
     /// `inf * 0`, whose NaN's sign is the CPU's choice); a NaN stays itself.
     #[inline]
-    fn zeroed(x: f64) -> f64 {
+    pub fn zeroed(x: f64) -> f64 {
         if x.is_nan() { x } else { 0f64.copysign(x) }
     }
 
@@ -409,7 +409,7 @@ mod sealed {
     }
 }
 
-pub(super) use sealed::Divisor;
+pub(super) use sealed::{Divisor, zeroed};
 use sealed::{Scan, Scratch};
 
 /// A source element type: `f32` or `f64`. Both are quantized exactly (see the module

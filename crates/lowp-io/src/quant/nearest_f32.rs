@@ -34,7 +34,7 @@
 //!   (rounding the sum, or beyond the saturation point); they take the general route too,
 //!   which is merely slower.
 
-use super::codec::Divisor;
+use super::codec::{Divisor, zeroed};
 use lowp::prelude::*;
 use lowp::{f4e2m1fn, f8e4m3fn};
 
@@ -186,11 +186,10 @@ pub(super) fn e4m3(
                 let d = d as f32;
                 s.iter().zip(y).for_each(|(&x, y)| *y = x / d);
             }
-            // ±0 with the value's sign; a NaN stays NaN.
             _ => s
                 .iter()
                 .zip(y)
-                .for_each(|(&x, y)| *y = if x.is_nan() { x } else { 0f32.copysign(x) }),
+                .for_each(|(&x, y)| *y = zeroed(x as f64) as f32),
         }
     }
     quotients[n..padded].fill(0.0);
@@ -343,15 +342,22 @@ mod tests {
         assert!(!e2m1(&xs, &[Divisor::Pow2(3)], 16, &mut got));
     }
 
+    /// The midpoints between neighbouring finite E4M3 magnitudes, and 464 (between 448 and
+    /// the missing 480).
+    fn e4m3_ties() -> Vec<f64> {
+        let mut ties: Vec<f64> = (0..0x7eu8)
+            .map(|b| (f8e4m3fn::from_bits(b).to_f64() + f8e4m3fn::from_bits(b + 1).to_f64()) / 2.0)
+            .collect();
+        ties.push(464.0);
+        ties
+    }
+
     /// Each E4M3 tie `t` (and 464), for many f32 divisors `d`: the f32s nearest `t d` and
     /// their neighbours, whose f32 quotients land on the tie though the exact ones do not,
     /// besides random values; every element is the f64 quotient's.
     #[test]
     fn e4m3_by_f32_division_rounds_as_the_f64_quotient_does() {
-        let mut ties: Vec<f64> = (0..0x7eu8)
-            .map(|b| (f8e4m3fn::from_bits(b).to_f64() + f8e4m3fn::from_bits(b + 1).to_f64()) / 2.0)
-            .collect();
-        ties.push(464.0);
+        let ties = e4m3_ties();
         let mut state = 3u64;
         let mut random = || {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
@@ -399,16 +405,14 @@ mod tests {
 
     #[test]
     fn e4m3_ties_are_recognised_by_their_bits() {
-        for b in 0..0x7eu8 {
-            let tie = (f8e4m3fn::from_bits(b).to_f64() + f8e4m3fn::from_bits(b + 1).to_f64()) / 2.0;
+        for tie in e4m3_ties() {
             assert!(may_be_e4m3_tie(tie as f32), "{tie:e}");
             assert!(may_be_e4m3_tie(-tie as f32), "{tie:e}");
-            assert!(
-                !may_be_e4m3_tie(f8e4m3fn::from_bits(b + 1).to_f32()),
-                "{tie:e}"
-            );
         }
-        assert!(may_be_e4m3_tie(464.0));
+        for b in 1..0x7fu8 {
+            let value = f8e4m3fn::from_bits(b).to_f32();
+            assert!(!may_be_e4m3_tie(value), "{value:e}");
+        }
         // Not routes of this one: MX's powers of two, and divisors that are not f32s.
         for div in [Divisor::Pow2(1), Divisor::Div(0.1)] {
             let (mut q, mut out) = ([0.0; 64], [f8e4m3fn::ZERO; 64]);
