@@ -91,3 +91,44 @@ fn feature_names_are_distinct_and_lower_case() {
         assert_eq!(Feature::ALL[i].to_string(), *n);
     }
 }
+
+/// `vectorized_on` runs the closure on every path, vector or not, and its results do not
+/// depend on the path: sums of products in f32 and f64 (no fused multiply-add unless asked),
+/// an integer maximum, and `mul_add` itself, which is correctly rounded on every path.
+#[test]
+fn vectorized_code_gives_the_portable_results_on_every_path() {
+    let xs: Vec<f32> = (0..4099)
+        .map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 150.0)
+        .collect();
+    let work = |xs: &[f32]| {
+        let lanes = xs.chunks_exact(8).fold([0f32; 8], |acc, c| {
+            core::array::from_fn(|j| acc[j] + c[j] * c[j] * 1.000_001)
+        });
+        let wide: f64 = xs.iter().map(|&x| x as f64 * 3.3 - 1.0).sum();
+        let top = xs
+            .iter()
+            .fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff));
+        let fused = xs.iter().fold(0f32, |acc, &x| x.mul_add(0.1, acc));
+        (
+            lanes.map(f32::to_bits),
+            wide.to_bits(),
+            top,
+            fused.to_bits(),
+        )
+    };
+    let portable = work(&xs);
+    let mut ran = 0;
+    for path in cpu::Path::ALL {
+        let got = cpu::vectorized_on(
+            path,
+            #[inline(always)]
+            || {
+                ran += 1;
+                work(&xs)
+            },
+        );
+        assert_eq!(got, portable, "{path}");
+    }
+    assert_eq!(ran, cpu::Path::ALL.len());
+    assert_eq!(cpu::vectorized(|| work(&xs)), portable);
+}

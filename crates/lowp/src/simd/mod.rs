@@ -62,6 +62,12 @@ macro_rules! entry_points {
             pub(crate) fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
                 kernel::widen_f64($token, src, dst, super::super::streams(dst))
             }
+            /// Runs `f` compiled with this path's features (see [`crate::cpu::vectorized`]).
+            #[target_feature(enable = $features)]
+            #[allow(dead_code)] // the AVX-512 paths share `avx512::plain`'s (`vectorized`)
+            pub(crate) fn run<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
             /// Measures a block of [`crate::fit::FitStats::measure`] in f32: the portable loop
             /// of [`super::super::measure`], compiled for this path's vector width.
             #[target_feature(enable = $features)]
@@ -164,6 +170,28 @@ macro_rules! fit_dispatch {
             None
         }
     };
+}
+
+/// Runs `f` compiled with the features of `path` where the CPU has them, else for the
+/// baseline CPU (see [`crate::cpu::vectorized_on`]). The AVX-512 paths share one compilation
+/// with AVX-512 F and BW: their further instructions (`vcvtneps2bf16`, `vcvtps2phx`) are not
+/// ones the compiler picks for plain Rust.
+#[inline]
+#[allow(unused_variables)] // `path`, where no vector path is compiled in
+pub(crate) fn vectorized<R>(path: Path, f: impl FnOnce() -> R) -> R {
+    #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+    if path != Path::Portable && path.is_supported() {
+        // SAFETY: the CPU has every feature of `path`, checked just above; `avx2::path` needs
+        // only those of `Path::F16c` and `avx512::plain` only those of `Path::Avx512`, which
+        // every path above `Path::F16c` includes. `f` itself is safe code.
+        return unsafe {
+            match path {
+                Path::F16c => avx2::path::run(f),
+                _ => avx512::plain::run(f),
+            }
+        };
+    }
+    f()
 }
 
 fit_dispatch!(
