@@ -266,6 +266,7 @@ mod sealed {
         /// rounded as `rounding` says, into `dst[..src.len()]`; element `i` is element `first +
         /// i` of the tensor. `src.len() <= SEG`; `dst` holds at least `padded(src.len())`
         /// values, those past `src.len()` scratch.
+        #[inline(always)]
         fn encode<T: LowpFloat>(
             src: &[Self],
             divs: &[Divisor],
@@ -280,6 +281,7 @@ mod sealed {
     }
 
     /// [`Sealed::encode`] through f64 quotients, for every source type and divisor.
+    #[inline(always)]
     pub fn encode_f64<S: Sealed, T: LowpFloat>(
         src: &[S],
         divs: &[Divisor],
@@ -307,7 +309,7 @@ mod sealed {
     }
 
     impl Sealed for f32 {
-        #[inline]
+        #[inline(always)]
         fn widen(self) -> f64 {
             self as f64
         }
@@ -316,12 +318,17 @@ mod sealed {
             Some(src)
         }
 
+        #[inline(always)]
         fn scan(src: &[f32]) -> Scan {
             // The magnitude bits order finite values as their magnitudes do, and every NaN and
             // infinity above them: one integer max (a vector loop) settles the common case.
-            let top = src
-                .iter()
-                .fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff));
+            let top = |x: &[f32]| x.iter().fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff));
+            let top = match src.len() {
+                // The block lengths of the row-wise schemes, as constants: straight-line code.
+                16 => top(&src[..16]),
+                32 => top(&src[..32]),
+                _ => top(src),
+            };
             if top < 0x7f80_0000 {
                 return Scan {
                     amax: f32::from_bits(top) as f64,
@@ -341,6 +348,7 @@ mod sealed {
             scan
         }
 
+        #[inline(always)]
         fn encode<T: LowpFloat>(
             src: &[f32],
             divs: &[Divisor],
@@ -384,6 +392,7 @@ mod sealed {
             None
         }
 
+        #[inline(always)]
         fn scan(src: &[f64]) -> Scan {
             let top = src
                 .iter()
@@ -545,20 +554,33 @@ trait Elem: LowpFloat {
     /// The `elems.len()` elements stored in `bytes` (exactly their bytes).
     fn load(bytes: &[u8], elems: &mut [Self]);
     /// [`sealed::Sealed::encode`] to nearest for f32 sources by a route of [`nearest_f32`],
-    /// with no f64 quotients; `false`, writing nothing, where it has none for these divisors.
+    /// with no f64 quotients, and what it wrote into `widened` besides (see [`encode`]);
+    /// `None`, writing nothing, where it has no route for these divisors.
     fn nearest_from_f32(
         src: &[f32],
         divs: &[Divisor],
         block: usize,
         scratch: &mut Scratch,
         dst: &mut [Self],
-    ) -> bool;
+        widened: &mut [f32],
+    ) -> Option<Encoded>;
+}
+
+/// What [`encode`] wrote besides the elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Encoded {
+    /// Nothing: the caller widens the elements if it needs them ([`widen`]).
+    Elements,
+    /// The elements widened, as [`widen`] gives them (a route that decodes them anyway).
+    AndWidened,
 }
 
 /// [`sealed::Sealed::encode`] for element type `T`: by a route of [`nearest_f32`] where one
 /// applies (f32 sources rounded to nearest under fp8-block's and nvfp4's scales), else by the
-/// source type's own.
+/// source type's own. `widened` (as long as `dst`) receives the elements widened to f32 where
+/// the answer says so.
 #[allow(clippy::too_many_arguments)] // as Sealed::encode
+#[inline(always)]
 fn encode<S: QuantSource, T: Elem>(
     src: &[S],
     divs: &[Divisor],
@@ -567,14 +589,16 @@ fn encode<S: QuantSource, T: Elem>(
     first: u64,
     scratch: &mut Scratch,
     dst: &mut [T],
-) {
+    widened: &mut [f32],
+) -> Encoded {
     if rounding == ElementRounding::Nearest
         && let Some(x) = S::as_f32s(src)
-        && T::nearest_from_f32(x, divs, block, scratch, dst)
+        && let Some(encoded) = T::nearest_from_f32(x, divs, block, scratch, dst, widened)
     {
-        return;
+        return encoded;
     }
     S::encode(src, divs, block, rounding, first, scratch, dst);
+    Encoded::Elements
 }
 
 impl Elem for f8e4m3fn {
@@ -595,15 +619,18 @@ impl Elem for f8e4m3fn {
     fn load(bytes: &[u8], elems: &mut [Self]) {
         elems.copy_from_slice(bytemuck::cast_slice(bytes));
     }
+    #[inline(always)]
     fn nearest_from_f32(
         src: &[f32],
         divs: &[Divisor],
         block: usize,
         scratch: &mut Scratch,
         dst: &mut [Self],
-    ) -> bool {
+        _: &mut [f32],
+    ) -> Option<Encoded> {
         let padded = padded(src.len());
         nearest_f32::e4m3(src, divs, block, padded, &mut scratch.f32s, dst)
+            .then_some(Encoded::Elements)
     }
 }
 
@@ -622,14 +649,19 @@ impl Elem for f4e2m1fn {
     fn load(bytes: &[u8], elems: &mut [Self]) {
         unpack_f4(bytes, elems);
     }
+    #[inline(always)]
     fn nearest_from_f32(
         src: &[f32],
         divs: &[Divisor],
         block: usize,
-        _: &mut Scratch,
+        scratch: &mut Scratch,
         dst: &mut [Self],
-    ) -> bool {
-        nearest_f32::e2m1(src, divs, block, dst)
+        widened: &mut [f32],
+    ) -> Option<Encoded> {
+        let padded = padded(src.len());
+        let quotients = &mut scratch.f32s;
+        nearest_f32::e2m1(src, divs, block, padded, quotients, dst, widened)
+            .then_some(Encoded::AndWidened)
     }
 }
 
@@ -690,7 +722,10 @@ fn check_bytes(
 /// assert_eq!(lowp_io::quant::amax(&[1.0f32, -7.5, f32::INFINITY, f32::NAN]), 7.5);
 /// ```
 pub fn amax<S: QuantSource>(src: &[S]) -> f64 {
-    src.chunks(SEG).map(|c| S::scan(c).amax).fold(0.0, f64::max)
+    lowp::cpu::vectorized(
+        #[inline(always)]
+        || src.chunks(SEG).map(|c| S::scan(c).amax).fold(0.0, f64::max),
+    )
 }
 
 /// nvfp4's per-tensor `scale_2 = amax / (448 * 6)`, correctly rounded to f32 from the exact
@@ -781,6 +816,7 @@ fn spec_choice<T: Elem>(scheme: Scheme, amax: f64, scale_2: f32) -> Choice {
 /// E4M3 block scales are rounded in one bulk conversion of the segment's quotients, which
 /// takes lowp's vector path, rather than one scalar conversion per block of 16 values; the
 /// result is the same, the rounding being the same saturating one.
+#[inline(always)]
 fn spec_choices<T: Elem>(scheme: Scheme, scans: &[Scan], scale_2: f32, out: &mut [Choice]) {
     debug_assert!(scans.len() == out.len() && out.len() <= SEG_BLOCKS);
     if scheme != Scheme::Nvfp4 || scale_2 == 0.0 {
@@ -886,42 +922,55 @@ fn block_error<S: QuantSource>(x: &[S], q: &[f32], step: f64) -> (f64, f64) {
 /// values keeps that sum (a chain of dependent additions) off the per-element cost.
 #[derive(Default)]
 struct Errors {
-    sig: [f64; ERROR_LANES],
-    noise: [f64; ERROR_LANES],
+    sig: [[f64; 4]; 2],
+    noise: [[f64; 4]; 2],
 }
-
-/// Lanes of [`Errors`]: the widest block-size divisor that fills two AVX vectors of f64s.
-const ERROR_LANES: usize = 8;
 
 impl Errors {
     /// Adds the values `x` of one block, quantized to `q` with `step`.
-    #[inline]
+    #[inline(always)]
     fn add<S: QuantSource>(&mut self, x: &[S], q: &[f32], step: f64) {
         debug_assert_eq!(x.len(), q.len());
-        let q = &q[..x.len()];
-        let xs = x.chunks_exact(ERROR_LANES);
-        let qs = q.chunks_exact(ERROR_LANES);
+        match x.len() {
+            // The block lengths of the row-wise schemes, as constants: straight-line code.
+            16 => self.add_any(&x[..16], &q[..16], step),
+            32 => self.add_any(&x[..32], &q[..32], step),
+            n => self.add_any(x, &q[..n], step),
+        }
+    }
+
+    /// [`Errors::add`] for any length.
+    #[inline(always)]
+    fn add_any<S: QuantSource>(&mut self, x: &[S], q: &[f32], step: f64) {
+        let xs = x.chunks_exact(8);
+        let qs = q.chunks_exact(8);
         let (xr, qr) = (xs.remainder(), qs.remainder());
         for (x, q) in xs.zip(qs) {
-            let v: [f64; ERROR_LANES] = core::array::from_fn(|j| x[j].widen());
-            let y: [f64; ERROR_LANES] = core::array::from_fn(|j| q[j] as f64);
-            for j in 0..ERROR_LANES {
-                let e = v[j] - y[j] * step;
-                self.sig[j] += v[j] * v[j];
-                self.noise[j] += e * e;
+            // Two groups of four lanes, each a whole-array operation at every step, which the
+            // compiler turns into one vector instruction each (an f64 vector of AVX).
+            for h in 0..2 {
+                let v: [f64; 4] = core::array::from_fn(|j| x[4 * h + j].widen());
+                let y: [f64; 4] = core::array::from_fn(|j| q[4 * h + j] as f64 * step);
+                let e: [f64; 4] = core::array::from_fn(|j| v[j] - y[j]);
+                let (sig, noise) = (&mut self.sig[h], &mut self.noise[h]);
+                *sig = core::array::from_fn(|j| sig[j] + v[j] * v[j]);
+                *noise = core::array::from_fn(|j| noise[j] + e[j] * e[j]);
             }
         }
         for (j, (x, &q)) in xr.iter().zip(qr).enumerate() {
             let v = x.widen();
             let e = v - q as f64 * step;
-            self.sig[j] += v * v;
-            self.noise[j] += e * e;
+            self.sig[j / 4][j % 4] += v * v;
+            self.noise[j / 4][j % 4] += e * e;
         }
     }
 
     /// `(Σ x², Σ (x - x̂)²)`.
     fn sums(&self) -> (f64, f64) {
-        (self.sig.iter().sum(), self.noise.iter().sum())
+        (
+            self.sig.iter().flatten().sum(),
+            self.noise.iter().flatten().sum(),
+        )
     }
 
     /// Adds the sums to `stats`.
@@ -952,8 +1001,7 @@ impl<T: Elem> Work<T> {
     /// Rounds `x` (blocks of `block` values under `divs`) to nearest and widens the elements
     /// back into `self.q[..x.len()]`.
     fn trial<S: QuantSource>(&mut self, x: &[S], divs: &[Divisor], block: usize) {
-        let n = x.len();
-        encode(
+        let encoded = encode(
             x,
             divs,
             block,
@@ -961,8 +1009,11 @@ impl<T: Elem> Work<T> {
             0,
             &mut self.scratch,
             &mut self.elems,
+            &mut self.q,
         );
-        widen(&self.elems, n, &mut self.q);
+        if encoded == Encoded::Elements {
+            widen(&self.elems, x.len(), &mut self.q);
+        }
     }
 }
 
@@ -1045,11 +1096,16 @@ pub fn quantize<S: QuantSource>(
         first: first_element,
         scale_2: tensor_scale,
     };
-    Ok(match scheme {
-        Scheme::Fp8Block => job.band::<S, f8e4m3fn>(src, data, scales),
-        Scheme::Mxfp8 => job.rowwise::<S, f8e4m3fn>(src, data, scales),
-        Scheme::Mxfp4 | Scheme::Nvfp4 => job.rowwise::<S, f4e2m1fn>(src, data, scales),
-    })
+    // The whole job is compiled for the widest vectors the CPU has (the same results on
+    // every path); its loops are inlined into it.
+    Ok(lowp::cpu::vectorized(
+        #[inline(always)]
+        || match scheme {
+            Scheme::Fp8Block => job.band::<S, f8e4m3fn>(src, data, scales),
+            Scheme::Mxfp8 => job.rowwise::<S, f8e4m3fn>(src, data, scales),
+            Scheme::Mxfp4 | Scheme::Nvfp4 => job.rowwise::<S, f4e2m1fn>(src, data, scales),
+        },
+    ))
 }
 
 /// One call of [`quantize`], its lengths checked and at least one row.
@@ -1068,6 +1124,7 @@ impl Job {
     /// MX and nvfp4: each row in segments of up to [`SEG`] values; a segment's scales are
     /// chosen first (the search, if any, trying each candidate on the whole segment in one
     /// bulk call), then its elements are rounded in one bulk call.
+    #[inline(always)]
     fn rowwise<S: QuantSource, T: Elem>(
         &self,
         src: &[S],
@@ -1102,7 +1159,7 @@ impl Job {
                 }
                 let first = self.first.wrapping_add((r * cols + c0) as u64);
                 let rounding = self.opts.rounding;
-                encode(
+                let encoded = encode(
                     seg,
                     &divs[..nb],
                     bc,
@@ -1110,10 +1167,13 @@ impl Job {
                     first,
                     &mut work.scratch,
                     &mut work.elems,
+                    &mut work.q,
                 );
                 let at = T::bytes(c0);
                 T::store(&work.elems[..n], &mut drow[at..at + T::bytes(n)]);
-                widen(&work.elems, n, &mut work.q);
+                if encoded == Encoded::Elements {
+                    widen(&work.elems, n, &mut work.q);
+                }
                 stats.elements += n as u64;
                 let mut errors = Errors::default();
                 for (b, (x, q)) in seg.chunks(bc).zip(work.q[..n].chunks(bc)).enumerate() {
@@ -1185,6 +1245,7 @@ impl Job {
     /// fp8-block: one band, block column by block column: the block's amax over all its rows
     /// first (and, searching, each candidate's error over all its rows), then each row's 128
     /// values rounded.
+    #[inline(always)]
     fn band<S: QuantSource, T: Elem>(
         &self,
         src: &[S],
@@ -1234,10 +1295,11 @@ impl Job {
             let mut errors = Errors::default();
             for r0 in (0..rows).step_by(group) {
                 let g = group.min(rows - r0);
+                let mut all_widened = true;
                 for i in 0..g {
                     let at = (r0 + i) * cols + c0;
                     let first = self.first.wrapping_add(at as u64);
-                    encode(
+                    let encoded = encode(
                         &src[at..at + w],
                         &[choice.div],
                         w,
@@ -1245,10 +1307,14 @@ impl Job {
                         first,
                         &mut work.scratch,
                         &mut work.elems[i * stride..],
+                        &mut work.q[i * stride..],
                     );
+                    all_widened &= encoded == Encoded::AndWidened;
                     T::store(&work.elems[i * stride..][..w], &mut data[at..at + w]);
                 }
-                widen(&work.elems, g * stride, &mut work.q);
+                if !all_widened {
+                    widen(&work.elems, g * stride, &mut work.q);
+                }
                 stats.elements += (g * w) as u64;
                 if scan.nonfinite == 0 {
                     for i in 0..g {
@@ -1265,6 +1331,7 @@ impl Job {
 }
 
 /// Counts one block in `stats`: its amax, non-finite elements and whether it clipped.
+#[inline(always)]
 fn count_block<T: Elem>(stats: &mut QuantStats, scan: Scan, div: Divisor) {
     stats.blocks += 1;
     stats.amax = stats.amax.max(scan.amax);

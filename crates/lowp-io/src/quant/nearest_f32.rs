@@ -3,10 +3,29 @@
 //!
 //! The general route ([`super::codec`]) divides each element in f64 and rounds the quotient,
 //! which its lemma proves exact; an f64 division and an f64 conversion per element cost more
-//! than reading and writing the element. For f32 sources rounded to nearest there are two
+//! than reading and writing the element. For f32 sources rounded to nearest there are
 //! cheaper routes, each exact:
 //!
-//! * **E2M1 by thresholds** ([`e2m1`]). The element is decided by where `|x|` lies among the
+//! * **E2M1 by the reciprocal** ([`e2m1`]), where every divisor `d` of the segment has a
+//!   reciprocal `r = fl32(1 / d)` (through f64) that is a normal f32. The f32 product `y =
+//!   fl32(x r)` is then within a relative 2^-22.9 of `x / d` (two roundings of at most 2^-24
+//!   each, and the f64 one of 2^-53) wherever `y` is a normal f32, and lowp's vector path rounds
+//!   `y` to E2M1. Rounding is monotonic, so that element is the correctly rounded one unless
+//!   an E2M1 tie (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5; and 7, where saturation to ±6 takes
+//!   over) lies between `y` and `x / d` or on `y`. Such a tie `t` is then within 3 f32 steps
+//!   of `y` (`|y - t| <= 2^-22.9 |x / d|`, and a step of `y`'s binade is at least 2^-24 of
+//!   it; no tie lies just below a power of two, so none is reached across a binade below),
+//!   and every tie has at most two bits after the point (its bits end in 21 zeros): each `y`
+//!   in [0.125, 8) within 8 steps of such a number is rounded again from the exact quotient
+//!   (false positives cost only time). Outside that range nothing is flagged and nothing
+//!   needs to be: below 0.125 (a subnormal `y` included, off by at most 2^-150 more) both
+//!   quotients lie below the first tie and give ±0 with `x`'s sign; from 8 on
+//!   (an infinite `y` included, when `x r` overflows) both saturate to ±6. A zero scale's
+//!   elements are the signed zeros of [`zeroed`], NaN staying NaN, rounded by the same vector
+//!   path as the general route's.
+//! * **E2M1 by thresholds** (`e2m1_by_thresholds`), for segments with a divisor whose
+//!   reciprocal is not a normal f32 (scales near the ends of f32's range). The element is
+//!   decided by where `|x|` lies among the
 //!   seven midpoints `m * d` between neighbouring E2M1 magnitudes (0, 0.5, 1, 1.5, 2, 3, 4,
 //!   6), `d` the block's exact divisor: its magnitude code is the number of midpoints that
 //!   `|x|` passes. At a midpoint the even code wins, so the midpoints after codes 0, 2, 4 and
@@ -80,11 +99,91 @@ fn e2m1_bound(i: usize, d: f64) -> u32 {
 
 /// E2M1 elements of consecutive blocks of `block` values of `src` (`divs[b]` for block `b`),
 /// rounded to nearest (ties to even, saturating) from the exact quotients, into
-/// `dst[..src.len()]`. Returns `false`, writing nothing, when a divisor is a power of two (the
-/// MX schemes' own f32 route is faster there).
-pub(super) fn e2m1(src: &[f32], divs: &[Divisor], block: usize, dst: &mut [f4e2m1fn]) -> bool {
+/// `dst[..src.len()]`, and those elements widened to f32 into `widened[..src.len()]` (as
+/// [`LowpFloat::to_f32`] gives them: the grid value with the element's sign). `quotients` is
+/// scratch; `dst`, `widened` and `quotients` hold at least `padded` values (the bulk
+/// conversions' whole blocks). By the reciprocal where every divisor's is a normal f32, else by
+/// the thresholds (the module doc). Returns `false`, writing nothing, for blocks of other than
+/// [`LANES`] values (nvfp4's) or when a divisor is a power of two (the MX schemes' own f32
+/// route is faster there).
+#[inline(always)] // into `quantize`'s vectorized job
+pub(super) fn e2m1(
+    src: &[f32],
+    divs: &[Divisor],
+    block: usize,
+    padded: usize,
+    quotients: &mut [f32],
+    dst: &mut [f4e2m1fn],
+    widened: &mut [f32],
+) -> bool {
     const BLOCKS: usize = super::codec::SEG_BLOCKS;
     debug_assert!(divs.len() <= BLOCKS && src.len() <= divs.len() * block);
+    let mut reciprocals = [0f32; BLOCKS];
+    for (r, &d) in reciprocals.iter_mut().zip(divs) {
+        *r = match d {
+            Divisor::Zero => 0.0,
+            Divisor::Div(d) => (1.0 / d) as f32,
+            Divisor::Pow2(_) => return false,
+        };
+    }
+    let usable = |(&r, &d): (&f32, &Divisor)| r.is_normal() || d == Divisor::Zero;
+    if block != LANES || !reciprocals.iter().zip(divs).all(usable) {
+        return e2m1_by_thresholds(src, divs, block, dst, widened);
+    }
+    let n = src.len();
+    for ((s, y), (&r, &d)) in src
+        .chunks(block)
+        .zip(quotients.chunks_mut(block))
+        .zip(reciprocals.iter().zip(divs))
+    {
+        if d == Divisor::Zero {
+            s.iter()
+                .zip(y)
+                .for_each(|(&x, y)| *y = zeroed(x as f64) as f32);
+        } else {
+            s.iter().zip(y).for_each(|(&x, y)| *y = x * r);
+        }
+    }
+    quotients[n..padded].fill(0.0);
+    dst[..padded].convert_from_f32_slice_saturating(&quotients[..padded]);
+    dst[..padded].convert_to_f32_slice(&mut widened[..padded]);
+    let redo = |i: usize, e: f4e2m1fn| {
+        dst[i] = e;
+        widened[i] = e.to_f32();
+    };
+    round_flagged_again(src, &quotients[..n], divs, block, may_be_e2m1_tie, redo);
+    true
+}
+
+/// Whether the f32 quotient `y` of the reciprocal route of [`e2m1`] may round otherwise than
+/// the exact one: always when an E2M1 tie (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, and 7, where
+/// saturation takes over) lies between them or on `y`, sometimes when not. `y` is within
+/// 2^-22.9 of the exact quotient, relatively (see the module doc), so such a tie is within 3
+/// f32 steps of it; every tie has at most two bits after the point, so its bits end in 21
+/// zeros. The test flags each `y` in [0.125, 8) within 8 steps of such a number.
+#[inline(always)]
+fn may_be_e2m1_tie(y: f32) -> bool {
+    let bits = y.to_bits() & 0x7fff_ffff;
+    // One comparison each: below 0.125 the difference wraps around to above the span.
+    let in_range = bits.wrapping_sub(0.125f32.to_bits()) < 8f32.to_bits() - 0.125f32.to_bits();
+    in_range & ((bits.wrapping_add(8) & 0x1f_ffff) < 16)
+}
+
+/// [`e2m1`] by the thresholds (the module doc), for any divisors but powers of two; `false`,
+/// writing nothing, for those or for blocks of other than [`LANES`] values.
+#[inline(always)] // into `quantize`'s vectorized job
+fn e2m1_by_thresholds(
+    src: &[f32],
+    divs: &[Divisor],
+    block: usize,
+    dst: &mut [f4e2m1fn],
+    widened: &mut [f32],
+) -> bool {
+    const BLOCKS: usize = super::codec::SEG_BLOCKS;
+    debug_assert!(divs.len() <= BLOCKS && src.len() <= divs.len() * block);
+    if block != LANES {
+        return false;
+    }
     let mut ds = [0f64; BLOCKS];
     for (x, &d) in ds.iter_mut().zip(divs) {
         *x = match d {
@@ -93,40 +192,43 @@ pub(super) fn e2m1(src: &[f32], divs: &[Divisor], block: usize, dst: &mut [f4e2m
             Divisor::Pow2(_) => return false,
         };
     }
-    // Midpoint by midpoint over all the blocks, which runs on vectors.
-    let mut bounds_by_midpoint = [[0u32; BLOCKS]; 7];
+    // Midpoint by midpoint over all the blocks, which runs on vectors. Below 2^31, the bounds
+    // are compared as i32s: one instruction (SSE2 and AVX2 have no unsigned one).
+    let mut bounds_by_midpoint = [[0i32; BLOCKS]; 7];
     for (i, bounds) in bounds_by_midpoint.iter_mut().enumerate() {
         for (b, &d) in bounds.iter_mut().zip(&ds) {
-            *b = e2m1_bound(i, d);
+            *b = e2m1_bound(i, d) as i32;
         }
     }
-    for (k, (s, o)) in src.chunks(block).zip(dst.chunks_mut(block)).enumerate() {
-        let bounds: [u32; 7] = core::array::from_fn(|i| bounds_by_midpoint[i][k]);
-        // Integer comparisons on lanes of a fixed width, so that they run on vectors.
-        let (whole, rest) = s.split_at(s.len() / LANES * LANES);
-        for (x, o) in whole.chunks_exact(LANES).zip(o.chunks_exact_mut(LANES)) {
-            let x: &[f32; LANES] = x.try_into().expect("whole lanes");
-            let bits: [u32; LANES] = core::array::from_fn(|j| x[j].to_bits());
-            // Below 2^31, so compared as i32s: one instruction (SSE2 has no unsigned one).
-            let magnitudes: [i32; LANES] = core::array::from_fn(|j| (bits[j] & 0x7fff_ffff) as i32);
-            let mut count = [0u32; LANES];
-            for &b in &bounds {
-                for j in 0..LANES {
-                    count[j] += u32::from(magnitudes[j] > b as i32);
-                }
-            }
-            let patterns: [u8; LANES] = core::array::from_fn(|j| e2m1_pattern(bits[j], count[j]));
-            for (o, p) in o.iter_mut().zip(patterns) {
-                *o = f4e2m1fn::from_bits(p);
-            }
-        }
-        for (&x, o) in rest.iter().zip(&mut o[whole.len()..]) {
-            let bits = x.to_bits();
-            let count = bounds
-                .iter()
-                .map(|&b| u32::from(bits & 0x7fff_ffff > b))
-                .sum();
-            *o = f4e2m1fn::from_bits(e2m1_pattern(bits, count));
+    // Whole blocks as arrays of a fixed length, so that each is straight-line vector code
+    // with no loop of its own; then the segment's last block if it is shorter (a row's end).
+    let whole_blocks = src
+        .chunks_exact(LANES)
+        .zip(dst.chunks_exact_mut(LANES))
+        .zip(widened.chunks_exact_mut(LANES));
+    for (k, ((x, o), w)) in whole_blocks.enumerate() {
+        let bounds: [i32; 7] = core::array::from_fn(|i| bounds_by_midpoint[i][k]);
+        let x: &[f32; LANES] = x.try_into().expect("a whole block");
+        let o: &mut [f4e2m1fn; LANES] = o.try_into().expect("a whole block");
+        let w: &mut [f32; LANES] = w.try_into().expect("a whole block");
+        // One expression per lane, all seven comparisons in it, so that the compiler
+        // vectorizes across the lanes (counting in 32-bit lanes, as they are compared).
+        let patterns: [u32; LANES] = core::array::from_fn(|j| {
+            let bits = x[j].to_bits();
+            e2m1_pattern(bits, e2m1_count(bits, &bounds))
+        });
+        *o = core::array::from_fn(|j| f4e2m1fn::from_bits(patterns[j] as u8));
+        *w = core::array::from_fn(|j| e2m1_value(patterns[j]));
+    }
+    let whole = src.len() / LANES;
+    let at = whole * LANES;
+    if at < src.len() {
+        let bounds: [i32; 7] = core::array::from_fn(|i| bounds_by_midpoint[i][whole]);
+        let tail = src[at..].iter().zip(&mut dst[at..]).zip(&mut widened[at..]);
+        for ((&x, o), w) in tail {
+            let p = e2m1_pattern(x.to_bits(), e2m1_count(x.to_bits(), &bounds));
+            *o = f4e2m1fn::from_bits(p as u8);
+            *w = e2m1_value(p);
         }
     }
     true
@@ -135,15 +237,35 @@ pub(super) fn e2m1(src: &[f32], divs: &[Divisor], block: usize, dst: &mut [f4e2m
 /// Lanes of the comparisons in [`e2m1`]: nvfp4's block.
 const LANES: usize = 16;
 
+/// How many of the bounds (bits, as i32s) the magnitude of the f32 of bits `bits` exceeds.
+#[inline(always)]
+fn e2m1_count(bits: u32, bounds: &[i32; 7]) -> u32 {
+    let m = (bits & 0x7fff_ffff) as i32;
+    bounds.iter().map(|&b| u32::from(m > b)).sum()
+}
+
 /// The E2M1 pattern of the f32 of bits `bits` whose magnitude exceeds `count` bounds: the
 /// sign and the count. A NaN (magnitude bits above infinity's, which exceed every bound) takes
 /// code 0 and the opposite sign, as the general route rounds it.
 #[inline(always)]
-fn e2m1_pattern(bits: u32, count: u32) -> u8 {
+fn e2m1_pattern(bits: u32, count: u32) -> u32 {
     let nan = bits & 0x7fff_ffff > f32::INFINITY.to_bits();
     let code = if nan { 0 } else { count };
     let sign = ((bits >> 28) & 8) ^ if nan { 8 } else { 0 };
-    (sign | code) as u8
+    sign | code
+}
+
+/// The f32 of E2M1 pattern `p` (0..16): code `c` is 0, 0.5 (2^-1, the subnormal), or for `c
+/// >= 2` the normal `(1 + (c & 1) / 2) * 2^((c >> 1) - 1)`; the sign is bit 3. The exponent
+/// formula gives code 1 its 2^-1 too, so only its mantissa bit and code 0 need masking. Masks,
+/// not branches, so that [`e2m1`] computes it in the vector lanes it classifies in.
+#[inline(always)]
+fn e2m1_value(p: u32) -> f32 {
+    let c = p & 7;
+    let normal = u32::from(c >= 2);
+    let magnitude = ((c >> 1) + 126) << 23 | (c & normal) << 22;
+    let nonzero = 0u32.wrapping_sub(u32::from(c != 0));
+    f32::from_bits(magnitude & nonzero | (p & 8) << 28)
 }
 
 /// Whether `y` may be an E4M3 tie (a midpoint between neighbouring magnitudes, 464 among
@@ -163,6 +285,7 @@ const E4M3_NORMAL: f32 = 0.015625;
 /// `dst[..src.len()]`; `quotients` is scratch of at least `dst.len()` values, and `dst` holds
 /// at least `padded` values (the bulk conversion's whole blocks). Returns `false`, writing
 /// nothing, unless every divisor is zero or a [`Divisor::Div`] holding an f32.
+#[inline(always)] // into `quantize`'s vectorized job
 pub(super) fn e4m3(
     src: &[f32],
     divs: &[Divisor],
@@ -194,24 +317,40 @@ pub(super) fn e4m3(
     }
     quotients[n..padded].fill(0.0);
     dst[..padded].convert_from_f32_slice_saturating(&quotients[..padded]);
-    for (((y, x), o), &d) in quotients[..n]
-        .chunks(block)
-        .zip(src.chunks(block))
-        .zip(dst.chunks_mut(block))
-        .zip(divs)
-    {
-        // One pass without branches finds whether the block has any; most have none.
+    let redo = |i: usize, e: f8e4m3fn| dst[i] = e;
+    round_flagged_again(src, &quotients[..n], divs, block, may_be_e4m3_tie, redo);
+    true
+}
+
+/// The fix-up of the f32 routes: each element of `src` whose f32 quotient (in `quotients`, of
+/// consecutive blocks of `block` values under `divs`) `may_be_tie` flags is rounded again
+/// from its exact f64 quotient (the general route, exact by `codec`'s lemma) and handed to
+/// `redo` with its index. Elements under a zero scale have no quotient to redo.
+#[inline(always)]
+fn round_flagged_again<T: LowpFloat>(
+    src: &[f32],
+    quotients: &[f32],
+    divs: &[Divisor],
+    block: usize,
+    may_be_tie: impl Fn(f32) -> bool,
+    mut redo: impl FnMut(usize, T),
+) {
+    // One pass without branches over the segment finds whether it has any; most have none.
+    let flagged = quotients
+        .iter()
+        .fold(0u32, |any, &y| any | u32::from(may_be_tie(y)));
+    if flagged == 0 {
+        return;
+    }
+    let blocks = quotients.chunks(block).zip(src.chunks(block)).zip(divs);
+    for (k, ((y, x), &d)) in blocks.enumerate() {
         let Divisor::Div(d) = d else { continue };
-        if !y.iter().fold(false, |any, &y| any | may_be_e4m3_tie(y)) {
-            continue;
-        }
-        for ((&y, &x), o) in y.iter().zip(x).zip(o) {
-            if may_be_e4m3_tie(y) {
-                *o = f8e4m3fn::from_f64_saturating(x as f64 / d);
+        for (i, (&y, &x)) in y.iter().zip(x).enumerate() {
+            if may_be_tie(y) {
+                redo(k * block + i, T::from_f64_saturating(x as f64 / d));
             }
         }
     }
-    true
 }
 
 #[cfg(test)]
@@ -267,7 +406,8 @@ mod tests {
     /// f32s and the non-finite values) means agreeing on every f32: a step of the general
     /// route between two of those points would make it differ at one of them.
     #[test]
-    fn e2m1_thresholds_round_every_f32_as_the_f64_quotient_does() {
+    fn e2m1_rounds_every_f32_as_the_f64_quotient_does() {
+        let (mut by_reciprocal, mut flagged) = (0, 0);
         for d in nvfp4_divisors() {
             let div = Divisor::Div(d);
             let bounds: [u32; 7] = core::array::from_fn(|i| e2m1_bound(i, d));
@@ -287,20 +427,52 @@ mod tests {
                 -f32::INFINITY,
             ]);
             xs.extend([f32::NAN, -f32::NAN, 2f32.powi(-149), -2f32.powi(-149)]);
-            let mut got = vec![f4e2m1fn::ZERO; xs.len()];
-            for (x, g) in xs.chunks(16).zip(got.chunks_mut(16)) {
-                assert!(e2m1(x, &[div], 16, g));
+            let reciprocal = (1.0 / d) as f32;
+            if reciprocal.is_normal() {
+                by_reciprocal += 1;
+                flagged += xs
+                    .iter()
+                    .filter(|&&x| may_be_e2m1_tie(x * reciprocal))
+                    .count();
             }
-            for (&x, g) in xs.iter().zip(&got) {
-                let want = reference::<f4e2m1fn>(x, div);
-                assert_eq!(
-                    g.to_bits(),
-                    want.to_bits(),
-                    "x {x:e} ({:#x}) / {d:e}",
-                    x.to_bits()
-                );
+            for (route, (got, widened)) in both_routes(&xs, div).into_iter().enumerate() {
+                for ((&x, g), w) in xs.iter().zip(&got).zip(&widened) {
+                    let want = reference::<f4e2m1fn>(x, div);
+                    assert_eq!(
+                        g.to_bits(),
+                        want.to_bits(),
+                        "route {route}: x {x:e} ({:#x}) / {d:e}",
+                        x.to_bits()
+                    );
+                    assert_eq!(w.to_bits(), want.to_f32().to_bits(), "{x:e} widened");
+                }
             }
         }
+        // Both of `e2m1`'s ways ran: the reciprocal with its fix-ups, and the thresholds for
+        // divisors whose reciprocal is no normal f32.
+        let divisors = nvfp4_divisors().len();
+        assert!(
+            by_reciprocal > divisors / 2 && by_reciprocal < divisors,
+            "{by_reciprocal}"
+        );
+        assert!(flagged > 10_000, "{flagged}");
+    }
+
+    /// [`e2m1`]'s and [`e2m1_by_thresholds`]'s elements and widened values of `xs` under `div`,
+    /// in blocks of 16 (with the padding `e2m1`'s bulk conversions take).
+    fn both_routes(xs: &[f32], div: Divisor) -> [(Vec<f4e2m1fn>, Vec<f32>); 2] {
+        let mut out = [(); 2].map(|()| (vec![f4e2m1fn::ZERO; xs.len()], vec![0f32; xs.len()]));
+        let [(got, widened), (got_t, widened_t)] = &mut out;
+        for (k, x) in xs.chunks(16).enumerate() {
+            let at = k * 16;
+            let (mut g, mut w, mut q) = ([f4e2m1fn::ZERO; 64], [0f32; 64], [0f32; 64]);
+            assert!(e2m1(x, &[div], 16, 64, &mut q, &mut g, &mut w));
+            got[at..at + x.len()].copy_from_slice(&g[..x.len()]);
+            widened[at..at + x.len()].copy_from_slice(&w[..x.len()]);
+            let (g, w) = (&mut got_t[at..], &mut widened_t[at..]);
+            assert!(e2m1_by_thresholds(x, &[div], 16, g, w));
+        }
+        out
     }
 
     #[test]
@@ -330,16 +502,33 @@ mod tests {
             -f32::INFINITY,
             f32::NAN,
         ];
-        let mut got = [f4e2m1fn::ZERO; 7];
-        assert!(e2m1(&xs, &[Divisor::Zero], 16, &mut got));
-        for (&x, g) in xs.iter().zip(&got) {
-            assert_eq!(
-                g.to_bits(),
-                reference::<f4e2m1fn>(x, Divisor::Zero).to_bits(),
-                "{x}"
-            );
+        for (got, widened) in both_routes(&xs, Divisor::Zero) {
+            for ((&x, g), w) in xs.iter().zip(&got).zip(widened) {
+                let want = reference::<f4e2m1fn>(x, Divisor::Zero);
+                assert_eq!(g.to_bits(), want.to_bits(), "{x}");
+                assert_eq!(w.to_bits(), want.to_f32().to_bits(), "{x} widened");
+            }
         }
-        assert!(!e2m1(&xs, &[Divisor::Pow2(3)], 16, &mut got));
+        let (mut g, mut w, mut q) = ([f4e2m1fn::ZERO; 64], [0f32; 64], [0f32; 64]);
+        assert!(!e2m1(
+            &xs,
+            &[Divisor::Pow2(3)],
+            16,
+            64,
+            &mut q,
+            &mut g,
+            &mut w
+        ));
+    }
+
+    /// The integer decoding [`e2m1`] widens with is lowp's, on every pattern (the sign of zero
+    /// included).
+    #[test]
+    fn e2m1_value_is_every_patterns_f32() {
+        for p in 0..16u8 {
+            let want = f4e2m1fn::from_bits(p).to_f32();
+            assert_eq!(e2m1_value(p as u32).to_bits(), want.to_bits(), "{p:#x}");
+        }
     }
 
     /// The midpoints between neighbouring finite E4M3 magnitudes, and 464 (between 448 and
