@@ -460,6 +460,7 @@ fn pow2_f32(k: i32) -> f32 {
 }
 
 /// `floor(log2(x))` for a positive finite `x`, exactly (subnormals included).
+#[inline]
 fn floor_log2(x: f64) -> i32 {
     let bits = x.to_bits();
     let field = ((bits >> 52) & 0x7ff) as i32;
@@ -751,6 +752,7 @@ pub fn nvfp4_tensor_scale(amax: f64) -> f32 {
 
 /// fp8-block's `scale_inv = amax / 448` for a block's finite amax, rounded to f32 (exact by
 /// the lemma), never 0 for a positive amax (2^-149 at least) and at most `f32::MAX`.
+#[inline]
 fn fp8_scale_inv(amax: f64) -> f32 {
     ((amax / E4M3_MAX) as f32).clamp(pow2_f32(-149), f32::MAX)
 }
@@ -773,6 +775,7 @@ impl Choice {
 }
 
 /// The scale the scheme's formula gives a block of finite amax `amax`.
+#[inline]
 fn spec_choice<T: Elem>(scheme: Scheme, amax: f64, scale_2: f32) -> Choice {
     match scheme {
         Scheme::Fp8Block => {
@@ -842,6 +845,7 @@ fn spec_choices<T: Elem>(scheme: Scheme, scans: &[Scan], scale_2: f32, out: &mut
 }
 
 /// The MX scale of biased exponent `biased` (0..=254).
+#[inline]
 fn mx_choice(biased: i32) -> Choice {
     Choice {
         bits: biased as u32,
@@ -850,6 +854,7 @@ fn mx_choice(biased: i32) -> Choice {
 }
 
 /// The nvfp4 block scale of E4M3 bits `bits` (finite, non-negative).
+#[inline]
 fn nv_choice(bits: u32, scale_2: f32) -> Choice {
     let s = f8e4m3fn::from_bits(bits as u8).to_f64();
     // Both factors are exact f64s of 4 and 24 bits: the product is exact.
