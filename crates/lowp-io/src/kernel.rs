@@ -296,7 +296,7 @@ const SCRATCH: usize = 512;
 
 /// Converts `src` (elements of `from`, machine byte order) into `dst` (elements of `to`) and
 /// measures what it cost. `src` and `dst` must hold the same whole number of elements and be
-/// aligned for their types, as [`Block`](super::io::Block) buffers are.
+/// aligned for their types, as [`Block`](crate::files::Block) buffers are.
 pub fn convert_block(
     from: FloatType,
     to: FloatType,

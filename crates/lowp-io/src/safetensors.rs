@@ -1,5 +1,5 @@
 //! safetensors files: the header read and checked (every error names the tensor and what is
-//! wrong with it) and the output header laid out; [`crate::write_model`] converts the
+//! wrong with it) and the output header laid out; the crate's `write_model` module converts the
 //! tensors.
 //!
 //! The layout is the one the `safetensors` crate and the Python package write: an 8-byte

@@ -122,40 +122,6 @@ fn detect(_: Feature) -> bool {
     false
 }
 
-/// Runs `f` compiled for the vector instructions of [`active_path`] (see [`vectorized_on`]),
-/// so that a crate built on lowp gets its own loops vectorized as widely as lowp's
-/// conversions are, without `unsafe` or a `#[target_feature]` of its own.
-///
-/// ```
-/// let xs: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5 - 100.0).collect();
-/// // `#[inline(always)]` puts the closure's body into the function compiled for the path.
-/// let amax = lowp::cpu::vectorized(
-///     #[inline(always)]
-///     || xs.iter().fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff)),
-/// );
-/// assert_eq!(f32::from_bits(amax), 399.5);
-/// ```
-#[inline]
-pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
-    vectorized_on(active_path(), f)
-}
-
-/// Runs `f` compiled for `path`'s vector instructions where this CPU can run `path`, else for
-/// the baseline CPU: `avx2` (and `f16c`) for [`Path::F16c`], AVX-512 F and BW besides for the
-/// `avx512*` paths, nothing more for [`Path::Portable`].
-///
-/// Only code inlined into `f` is compiled so: give the closure `#[inline(always)]`, and the
-/// functions it calls in its loops `#[inline]` or `#[inline(always)]` (a call the compiler
-/// leaves out of line runs as compiled for the baseline CPU, correctly but without the wider
-/// vectors). The result is the same on every path: Rust's integer and floating-point
-/// operations mean the same whatever the instruction set (the compiler never fuses a multiply
-/// and an add on its own, and `mul_add` is correctly rounded everywhere); only the speed
-/// differs.
-#[inline]
-pub fn vectorized_on<R>(path: Path, f: impl FnOnce() -> R) -> R {
-    crate::simd::vectorized(path, f)
-}
-
 /// Whether the scalar `f16` conversions (`f16::from_f32`, `from_f64`, `to_f32`) use the F16C
 /// instructions: exactly when [`active_path`] is a vector path (every vector path includes
 /// F16C), so `LOWP_FORCE_PATH=portable` pins them to the software engine too. Both give the

@@ -189,6 +189,7 @@ pub use format::Format;
 pub use format_ops::{SliceLengthError, UnknownFormatError};
 pub use parse::{ParseErrorKind, ParseFloatError};
 pub use round::Rounding;
+pub use simd::{vectorized, vectorized_on};
 pub use traits::LowpFloat;
 pub use types::{
     bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz,

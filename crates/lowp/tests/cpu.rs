@@ -119,7 +119,7 @@ fn vectorized_code_gives_the_portable_results_on_every_path() {
     let portable = work(&xs);
     let mut ran = 0;
     for path in cpu::Path::ALL {
-        let got = cpu::vectorized_on(
+        let got = lowp::vectorized_on(
             path,
             #[inline(always)]
             || {
@@ -130,5 +130,5 @@ fn vectorized_code_gives_the_portable_results_on_every_path() {
         assert_eq!(got, portable, "{path}");
     }
     assert_eq!(ran, cpu::Path::ALL.len());
-    assert_eq!(cpu::vectorized(|| work(&xs)), portable);
+    assert_eq!(lowp::vectorized(|| work(&xs)), portable);
 }

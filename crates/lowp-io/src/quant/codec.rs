@@ -423,7 +423,7 @@ use sealed::{Scan, Scratch};
 
 /// A source element type: `f32` or `f64`. Both are quantized exactly (see the module
 /// documentation); f32 MX blocks take lowp's f32 vector paths, f32 fp8-block and nvfp4 blocks
-/// rounded to nearest the division-free routes of `nearest_f32`, everything else f64
+/// rounded to nearest the f32 routes of `nearest_f32`, everything else f64
 /// quotients.
 pub trait QuantSource: Copy + Send + Sync + 'static + sealed::Sealed {}
 
@@ -723,7 +723,7 @@ fn check_bytes(
 /// assert_eq!(lowp_io::quant::amax(&[1.0f32, -7.5, f32::INFINITY, f32::NAN]), 7.5);
 /// ```
 pub fn amax<S: QuantSource>(src: &[S]) -> f64 {
-    lowp::cpu::vectorized(
+    lowp::vectorized(
         #[inline(always)]
         || src.chunks(SEG).map(|c| S::scan(c).amax).fold(0.0, f64::max),
     )
@@ -1103,7 +1103,7 @@ pub fn quantize<S: QuantSource>(
     };
     // The whole job is compiled for the widest vectors the CPU has (the same results on
     // every path); its loops are inlined into it.
-    Ok(lowp::cpu::vectorized(
+    Ok(lowp::vectorized(
         #[inline(always)]
         || match scheme {
             Scheme::Fp8Block => job.band::<S, f8e4m3fn>(src, data, scales),

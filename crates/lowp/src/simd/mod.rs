@@ -62,9 +62,9 @@ macro_rules! entry_points {
             pub(crate) fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
                 kernel::widen_f64($token, src, dst, super::super::streams(dst))
             }
-            /// Runs `f` compiled with this path's features (see [`crate::cpu::vectorized`]).
+            /// Runs `f` compiled with this path's features (see [`super::vectorized_on`]).
             #[target_feature(enable = $features)]
-            #[allow(dead_code)] // the AVX-512 paths share `avx512::plain`'s (`vectorized`)
+            #[allow(dead_code)] // the AVX-512 paths share `avx512::plain`'s (`vectorized_on`)
             pub(crate) fn run<R>(f: impl FnOnce() -> R) -> R {
                 f()
             }
@@ -172,13 +172,40 @@ macro_rules! fit_dispatch {
     };
 }
 
-/// Runs `f` compiled with the features of `path` where the CPU has them, else for the
-/// baseline CPU (see [`crate::cpu::vectorized_on`]). The AVX-512 paths share one compilation
-/// with AVX-512 F and BW: their further instructions (`vcvtneps2bf16`, `vcvtps2phx`) are not
-/// ones the compiler picks for plain Rust.
+/// Runs `f` compiled for the vector instructions of [`crate::cpu::active_path`] (see
+/// [`vectorized_on`]), so that a crate built on lowp gets its own loops vectorized as widely
+/// as lowp's conversions are, without `unsafe` or a `#[target_feature]` of its own.
+///
+/// ```
+/// let xs: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5 - 100.0).collect();
+/// // `#[inline(always)]` puts the closure's body into the function compiled for the path.
+/// let amax = lowp::vectorized(
+///     #[inline(always)]
+///     || xs.iter().fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff)),
+/// );
+/// assert_eq!(f32::from_bits(amax), 399.5);
+/// ```
+#[inline]
+pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
+    vectorized_on(crate::cpu::active_path(), f)
+}
+
+/// Runs `f` compiled for `path`'s vector instructions where this CPU can run `path`, else for
+/// the baseline CPU: `avx2` (and `f16c`) for [`Path::F16c`], AVX-512 F and BW besides for the
+/// `avx512*` paths (which share one compilation: their further instructions,
+/// `vcvtneps2bf16` and `vcvtps2phx`, are not ones the compiler picks for plain Rust), nothing
+/// more for [`Path::Portable`].
+///
+/// Only code inlined into `f` is compiled so: give the closure `#[inline(always)]`, and the
+/// functions it calls in its loops `#[inline]` or `#[inline(always)]` (a call the compiler
+/// leaves out of line runs as compiled for the baseline CPU, correctly but without the wider
+/// vectors). The result is the same on every path: Rust's integer and floating-point
+/// operations mean the same whatever the instruction set (the compiler never fuses a multiply
+/// and an add on its own, and `mul_add` is correctly rounded everywhere); only the speed
+/// differs.
 #[inline]
 #[allow(unused_variables)] // `path`, where no vector path is compiled in
-pub(crate) fn vectorized<R>(path: Path, f: impl FnOnce() -> R) -> R {
+pub fn vectorized_on<R>(path: Path, f: impl FnOnce() -> R) -> R {
     #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
     if path != Path::Portable && path.is_supported() {
         // SAFETY: the CPU has every feature of `path`, checked just above; `avx2::path` needs
