@@ -130,7 +130,6 @@ pub(super) fn e2m1(
     if block != LANES || !reciprocals.iter().zip(divs).all(usable) {
         return e2m1_by_thresholds(src, divs, block, dst, widened);
     }
-    let n = src.len();
     for ((s, y), (&r, &d)) in src
         .chunks(block)
         .zip(quotients.chunks_mut(block))
@@ -144,14 +143,8 @@ pub(super) fn e2m1(
             s.iter().zip(y).for_each(|(&x, y)| *y = x * r);
         }
     }
-    quotients[n..padded].fill(0.0);
-    dst[..padded].convert_from_f32_slice_saturating(&quotients[..padded]);
+    round_quotients(src, divs, block, padded, quotients, dst, may_be_e2m1_tie);
     dst[..padded].convert_to_f32_slice(&mut widened[..padded]);
-    let redo = |i: usize, e: f4e2m1fn| {
-        dst[i] = e;
-        widened[i] = e.to_f32();
-    };
-    round_flagged_again(src, &quotients[..n], divs, block, may_be_e2m1_tie, redo);
     true
 }
 
@@ -302,7 +295,6 @@ pub(super) fn e4m3(
     if !divs.iter().all(|&d| f32_divisor(d)) {
         return false;
     }
-    let n = src.len();
     for ((s, y), &d) in src.chunks(block).zip(quotients.chunks_mut(block)).zip(divs) {
         match d {
             Divisor::Div(d) => {
@@ -315,26 +307,30 @@ pub(super) fn e4m3(
                 .for_each(|(&x, y)| *y = zeroed(x as f64) as f32),
         }
     }
-    quotients[n..padded].fill(0.0);
-    dst[..padded].convert_from_f32_slice_saturating(&quotients[..padded]);
-    let redo = |i: usize, e: f8e4m3fn| dst[i] = e;
-    round_flagged_again(src, &quotients[..n], divs, block, may_be_e4m3_tie, redo);
+    round_quotients(src, divs, block, padded, quotients, dst, may_be_e4m3_tie);
     true
 }
 
-/// The fix-up of the f32 routes: each element of `src` whose f32 quotient (in `quotients`, of
-/// consecutive blocks of `block` values under `divs`) `may_be_tie` flags is rounded again
-/// from its exact f64 quotient (the general route, exact by `codec`'s lemma) and handed to
-/// `redo` with its index. Elements under a zero scale have no quotient to redo.
+/// The common end of the f32 routes: the f32 quotients of `src` (`quotients[..src.len()]`, of
+/// consecutive blocks of `block` values under `divs`) rounded by lowp's vector path into
+/// `dst[..padded]` (the quotients padded with zeros to whole blocks of the bulk conversion),
+/// then each element whose quotient `may_be_tie` flags rounded again from its exact f64
+/// quotient (the general route, exact by `codec`'s lemma). Elements under a zero scale have no
+/// quotient to redo.
 #[inline(always)]
-fn round_flagged_again<T: LowpFloat>(
+fn round_quotients<T: LowpFloat>(
     src: &[f32],
-    quotients: &[f32],
     divs: &[Divisor],
     block: usize,
+    padded: usize,
+    quotients: &mut [f32],
+    dst: &mut [T],
     may_be_tie: impl Fn(f32) -> bool,
-    mut redo: impl FnMut(usize, T),
 ) {
+    let n = src.len();
+    quotients[n..padded].fill(0.0);
+    dst[..padded].convert_from_f32_slice_saturating(&quotients[..padded]);
+    let quotients = &quotients[..n];
     // One pass without branches over the segment finds whether it has any; most have none.
     let flagged = quotients
         .iter()
@@ -347,7 +343,7 @@ fn round_flagged_again<T: LowpFloat>(
         let Divisor::Div(d) = d else { continue };
         for (i, (&y, &x)) in y.iter().zip(x).enumerate() {
             if may_be_tie(y) {
-                redo(k * block + i, T::from_f64_saturating(x as f64 / d));
+                dst[k * block + i] = T::from_f64_saturating(x as f64 / d);
             }
         }
     }
