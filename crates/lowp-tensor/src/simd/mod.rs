@@ -5,13 +5,16 @@
 //! baseline CPU, with AVX2 and FMA enabled, and with AVX-512 Foundation enabled too
 //! (`#[target_feature]`), the last two called only after the CPU was checked to have those
 //! features. The operations and their order are the same, so every path gives the same bits.
-//! The one exception is [`dot_bf16`], written with AVX512-BF16 intrinsics since no compiler
-//! turns plain Rust into `vdpbf16ps`; the engine uses it only where it gives the same bits.
+//! Two kernels are written with intrinsics instead, since no compiler turns plain Rust into
+//! their instructions: [`dot_bf16`] (`vdpbf16ps`), which the engine uses only where it gives
+//! the same bits, and [`sum_f16`] (`vcvtph2ps`), which widens every f16 exactly as the
+//! portable code does.
 #![allow(unsafe_code)]
 
 pub mod dot_bf16;
 pub mod gemm;
 pub mod reduce;
+pub mod sum_f16;
 
 /// A way to run the kernels' inner loops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,9 @@
 //! The summation kernel on each [`Path`].
 
+use std::any::TypeId;
+
 use super::{Path, dispatch};
-use crate::element::Real;
+use crate::element::{FloatElement, Real};
 
 /// Independent running sums per block (four AVX2 vectors of f32).
 pub const LANES: usize = 32;
@@ -11,6 +13,24 @@ pub const LANES: usize = 32;
 /// source, so every path gives the same bits.
 pub(crate) fn lane_sum<C: Real>(path: Path, xs: &[C]) -> C {
     lane_sum_widening(path, xs, |x| x)
+}
+
+/// [`lane_sum_widening`] of `xs` by `T`'s own exact widening, [`FloatElement::widen_one`].
+/// f16 blocks take the CPU's f16-to-f32 instruction where `path` has one
+/// ([`super::sum_f16`]), which the compiler does not pick for the widening's integer and
+/// float operations; the widened values, and so the sum, are the same bits.
+pub(crate) fn lane_sum_elements<T: FloatElement>(path: Path, xs: &[T]) -> T::Acc {
+    if TypeId::of::<T>() == TypeId::of::<lowp::f16>() {
+        // SAFETY: `T` is `lowp::f16` (just checked), a `#[repr(transparent)]` newtype over
+        // `u16`: the memory of `xs.len()` values is that of as many initialised `u16`s, and
+        // the slice borrows `xs`.
+        let bits = unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u16>(), xs.len()) };
+        if let Some(sum) = super::sum_f16::lane_sum_f16(path, bits) {
+            // An f32 through f64 and back is the same f32: `Acc` is f32 for f16.
+            return T::Acc::of(f64::from(sum));
+        }
+    }
+    lane_sum_widening(path, xs, T::widen_one)
 }
 
 /// [`lane_sum`] of `xs` each widened by `widen`, in the summing loop itself: no buffer and no
@@ -45,10 +65,21 @@ pub(crate) fn lane_sum_body<T: Copy, C: Real>(xs: &[T], widen: impl Fn(T) -> C) 
             *l = *l + widen(x);
         }
     }
-    for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
+    finish_lanes(lanes, chunks.remainder(), widen)
+}
+
+/// The end of every lane sum, whatever ran its whole chunks: the `rest` (fewer than
+/// [`LANES`] elements) added into the first lanes, then the lanes added pairwise,
+/// 32 -> 16 -> 8 -> 4 -> 2 -> 1, each step adding the upper half onto the lower.
+#[inline(always)]
+pub(crate) fn finish_lanes<T: Copy, C: Real>(
+    mut lanes: [C; LANES],
+    rest: &[T],
+    widen: impl Fn(T) -> C,
+) -> C {
+    for (l, &x) in lanes.iter_mut().zip(rest) {
         *l = *l + widen(x);
     }
-    // 32 -> 16 -> 8 -> 4 -> 2 -> 1, each step adding the upper half onto the lower.
     let mut width = LANES;
     while width > 1 {
         width /= 2;
