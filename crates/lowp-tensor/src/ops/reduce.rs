@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::registry::{Registry, register};
 use crate::shape::split_axis;
 use crate::simd::Path;
-use crate::simd::reduce::{lane_sum, lane_sum_elements};
+use crate::simd::reduce::{MAX_BLOCKS, block_sums_elements, lane_sum};
 use crate::tensor::Tensor;
 
 pub use crate::simd::reduce::LANES;
@@ -40,28 +40,28 @@ pub use crate::simd::reduce::LANES;
 /// Rows added in order at the bottom of an axis sum's pairwise tree.
 const ROW_RUN: usize = 8;
 
-/// Blocks summed by one leaf of the pairwise recursion, with one widening buffer.
-const LEAF_BLOCKS: usize = 32;
+/// Blocks summed by one leaf of the pairwise recursion, by one call of the block kernel (or
+/// with one widening buffer).
+const LEAF_BLOCKS: usize = MAX_BLOCKS;
 
 /// The block sums of `s` (at most [`LEAF_BLOCKS`] blocks), added pairwise: the same tree as
 /// the recursion above it would make.
 fn leaf_sum<T: FloatElement>(path: Path, s: &[T]) -> T::Acc {
-    let mut buf = [T::Acc::ZERO; BLOCK];
     let mut sums = [T::Acc::ZERO; LEAF_BLOCKS];
-    let mut count = 0;
-    for (sum, block) in sums.iter_mut().zip(s.chunks(BLOCK)) {
-        // Widening is exact either way, so both give the same sum; in registers the data is
+    let count = s.len().div_ceil(BLOCK).max(1);
+    if T::WIDENS_IN_REGISTERS {
+        // Widening is exact either way, so both give the same sums; in registers the data is
         // read once, with no buffer written and read back.
-        *sum = if T::WIDENS_IN_REGISTERS {
-            lane_sum_elements(path, block)
-        } else {
+        block_sums_elements(path, s, &mut sums[..count]);
+    } else {
+        let mut buf = [T::Acc::ZERO; BLOCK];
+        for (sum, block) in sums.iter_mut().zip(s.chunks(BLOCK)) {
             let wide = &mut buf[..block.len()];
             T::Acc::widen(block, wide);
-            lane_sum(path, wide)
-        };
-        count += 1;
+            *sum = lane_sum(path, wide);
+        }
     }
-    pairwise_blocks(&sums[..count.max(1)])
+    pairwise_blocks(&sums[..count])
 }
 
 /// Block sums added pairwise, the left half taking the odd one, as the recursion splits.
@@ -387,30 +387,41 @@ pub fn sum_rounding_depth(n: usize) -> u32 {
 mod tests {
     use super::*;
 
-    /// The sum as it was before widening moved into the loop: each block widened into a
-    /// buffer on the bulk paths, then summed by lanes, in the tree of [`pairwise_sum_on`].
-    fn buffered<T: FloatElement>(path: Path, s: &[T]) -> T::Acc {
+    /// The documented sum written out plainly, as the reference: each block widened into a
+    /// buffer on the bulk paths, element `i` added into running sum `i % 32` in order, the 32
+    /// sums added pairwise (upper half onto lower), and the block sums in the tree of
+    /// [`pairwise_sum_on`]. It shares no summing code with the kernels.
+    fn buffered<T: FloatElement>(s: &[T]) -> T::Acc {
         let blocks = s.len().div_ceil(BLOCK);
         if blocks > LEAF_BLOCKS {
             let (left, right) = s.split_at(blocks.div_ceil(2) * BLOCK);
-            return buffered(path, left) + buffered(path, right);
+            return buffered(left) + buffered(right);
         }
-        let mut sums: Vec<T::Acc> = s
-            .chunks(BLOCK)
-            .map(|block| {
-                let mut wide = vec![T::Acc::ZERO; block.len()];
-                T::Acc::widen(block, &mut wide);
-                lane_sum(path, &wide)
-            })
-            .collect();
+        let block_sum = |block: &[T]| {
+            let mut wide = vec![T::Acc::ZERO; block.len()];
+            T::Acc::widen(block, &mut wide);
+            let mut lanes = vec![T::Acc::ZERO; 32];
+            for (i, &x) in wide.iter().enumerate() {
+                lanes[i % 32] = lanes[i % 32] + x;
+            }
+            while lanes.len() > 1 {
+                let half = lanes.len() / 2;
+                let upper = lanes.split_off(half);
+                for (l, u) in lanes.iter_mut().zip(upper) {
+                    *l = *l + u;
+                }
+            }
+            lanes[0]
+        };
+        let mut sums: Vec<T::Acc> = s.chunks(BLOCK).map(block_sum).collect();
         if sums.is_empty() {
             sums.push(T::Acc::ZERO);
         }
         pairwise_blocks(&sums)
     }
 
-    /// Every f16 or bf16 pattern (NaN and infinities left out), shuffled, as one long tensor
-    /// and in short and odd-length pieces.
+    /// Every f16 or bf16 pattern (NaN and infinities left out), or every f16 value as an f32,
+    /// shuffled, as one long tensor and in short and odd-length pieces.
     fn check<T: FloatElement>(from_bits: impl Fn(u16) -> T) {
         let mut values: Vec<T> = (0..=u16::MAX)
             .map(from_bits)
@@ -422,9 +433,20 @@ mod tests {
             values.swap(i, (state >> 33) as usize % (i + 1));
         }
         for path in Path::ALL.into_iter().filter(|p| p.is_supported()) {
-            for len in [0, 1, 31, 33, 1000, 1024, 1025, 40_000, values.len()] {
+            for len in [
+                0,
+                1,
+                31,
+                33,
+                1000,
+                1024,
+                1025,
+                32 * 1024 + 5,
+                40_000,
+                values.len(),
+            ] {
                 let s = &values[..len];
-                let (got, want) = (pairwise_sum_on(path, s), buffered(path, s));
+                let (got, want) = (pairwise_sum_on(path, s), buffered(s));
                 assert_eq!(got.f64().to_bits(), want.f64().to_bits(), "{path:?} {len}");
             }
         }
@@ -481,5 +503,6 @@ mod tests {
     fn sums_widened_in_registers_equal_sums_widened_into_a_buffer() {
         check(lowp::f16::from_bits);
         check(lowp::bf16::from_bits);
+        check(|bits| lowp::f16::from_bits(bits).to_f32());
     }
 }

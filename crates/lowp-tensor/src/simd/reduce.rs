@@ -1,92 +1,139 @@
 //! The summation kernel on each [`Path`].
+//!
+//! A sum runs over blocks of [`BLOCK`] elements, each by [`LANES`] running sums (element `i`
+//! of a block into sum `i % LANES`) that are then added pairwise. The kernels take up to
+//! [`MAX_BLOCKS`] blocks per call and run the running sums of all of them before any of
+//! their pairwise trees: a tree between two blocks stalls the stream of loads, and cost a
+//! quarter of the speed of a bare read of the same bytes when each block ended in its own
+//! (measured on the Zen 3 and the Sapphire Rapids of `docs/performance.md`). The order of the
+//! additions within each block is the same either way, and fixed by the source, so every
+//! path gives the same bits.
 
 use std::any::TypeId;
 
 use super::{Path, dispatch};
+use crate::blocks::BLOCK;
 use crate::element::{FloatElement, Real};
 
 /// Independent running sums per block (four AVX2 vectors of f32).
 pub const LANES: usize = 32;
 
-/// The sum of `xs` by [`LANES`] running sums added pairwise, on `path`
-/// (the portable code where the CPU lacks it). The order of the additions is fixed by the
-/// source, so every path gives the same bits.
+/// Most blocks one call of [`block_sums_elements`] sums.
+pub(crate) const MAX_BLOCKS: usize = 32;
+
+/// The sum of `xs`, at most one [`BLOCK`], by [`LANES`] running sums added pairwise, on
+/// `path` (the portable code where the CPU lacks it).
 pub(crate) fn lane_sum<C: Real>(path: Path, xs: &[C]) -> C {
-    lane_sum_widening(path, xs, |x| x)
+    let mut sum = [C::ZERO];
+    block_sums_widening(path, xs, |x| x, &mut sum[..xs.len().div_ceil(BLOCK).max(1)]);
+    sum[0]
 }
 
-/// [`lane_sum_widening`] of `xs` by `T`'s own exact widening, [`FloatElement::widen_one`].
-/// f16 blocks take the CPU's f16-to-f32 instruction where `path` has one
+/// The lane sum of each [`BLOCK`]-element block of `xs` (the last may be shorter), each
+/// element widened by `T`'s own exact widening, [`FloatElement::widen_one`], into `sums`, one
+/// per block. f16 blocks take the CPU's f16-to-f32 instruction where `path` has one
 /// ([`super::sum_f16`]), which the compiler does not pick for the widening's integer and
-/// float operations; the widened values, and so the sum, are the same bits.
-pub(crate) fn lane_sum_elements<T: FloatElement>(path: Path, xs: &[T]) -> T::Acc {
+/// float operations; the widened values, and so the sums, are the same bits.
+///
+/// # Panics
+///
+/// Unless `sums` has one element per block and there are at most [`MAX_BLOCKS`] blocks.
+pub(crate) fn block_sums_elements<T: FloatElement>(path: Path, xs: &[T], sums: &mut [T::Acc]) {
+    check_blocks(xs.len(), sums.len());
     if TypeId::of::<T>() == TypeId::of::<lowp::f16>() {
         // SAFETY: `T` is `lowp::f16` (just checked), a `#[repr(transparent)]` newtype over
-        // `u16`: the memory of `xs.len()` values is that of as many initialised `u16`s, and
-        // the slice borrows `xs`.
-        let bits = unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u16>(), xs.len()) };
-        if let Some(sum) = super::sum_f16::lane_sum_f16(path, bits) {
-            // An f32 through f64 and back is the same f32: `Acc` is f32 for f16.
-            return T::Acc::of(f64::from(sum));
+        // `u16`, and `T::Acc` is then `f32`: the memory of `xs.len()` values is that of as
+        // many initialised `u16`s, that of `sums` that of as many `f32`s, and both slices
+        // borrow what they view (`sums` exclusively).
+        let (bits, wide) = unsafe {
+            (
+                std::slice::from_raw_parts(xs.as_ptr().cast::<u16>(), xs.len()),
+                std::slice::from_raw_parts_mut(sums.as_mut_ptr().cast::<f32>(), sums.len()),
+            )
+        };
+        if super::sum_f16::block_sums_f16(path, bits, wide) {
+            return;
         }
     }
-    lane_sum_widening(path, xs, T::widen_one)
+    block_sums_widening(path, xs, T::widen_one, sums)
 }
 
-/// [`lane_sum`] of `xs` each widened by `widen`, in the summing loop itself: no buffer and no
-/// second pass. `widen` must be exact and branch-free (a few integer and float operations) for
-/// the loop to stay on vectors; the sum is then the same as widening into a buffer first.
-pub(crate) fn lane_sum_widening<T: Copy, C: Real, W: Widen<T, C>>(
+/// [`block_sums_elements`] with the widening `widen`, in the summing loop itself: no buffer
+/// and no second pass. `widen` must be exact and branch-free (a few integer and float
+/// operations) for the loop to stay on vectors; the sums are then the same as widening into
+/// a buffer first.
+fn block_sums_widening<T: Copy, C: Real, W: Widen<T, C>>(
     path: Path,
     xs: &[T],
     widen: W,
-) -> C {
+    sums: &mut [C],
+) {
+    check_blocks(xs.len(), sums.len());
     dispatch!(
         path,
-        fn lanes<T: Copy, C: Real, W: Widen<T, C>>(xs: &[T], widen: W) -> C {
-            lane_sum_body(xs, widen)
+        fn blocks<T: Copy, C: Real, W: Widen<T, C>>(xs: &[T], widen: W, sums: &mut [C]) -> () {
+            block_sums_body(xs, widen, sums)
         }
     )
 }
 
-/// A widening function for [`lane_sum_widening`] (one bound, for the dispatch macro).
+/// A widening function for [`block_sums_widening`] (one bound, for the dispatch macro).
 pub(crate) trait Widen<T, C>: Fn(T) -> C + Copy {}
 
 impl<T, C, W: Fn(T) -> C + Copy> Widen<T, C> for W {}
 
-/// The sum of `xs` widened by `widen` by [`LANES`] running sums (element `i` into sum
-/// `i % LANES`), then the sums added pairwise. Compiled per path by [`lane_sum_widening`].
-#[inline(always)]
-pub(crate) fn lane_sum_body<T: Copy, C: Real>(xs: &[T], widen: impl Fn(T) -> C) -> C {
-    let mut lanes = [C::ZERO; LANES];
-    let mut chunks = xs.chunks_exact(LANES);
-    for chunk in &mut chunks {
-        for (l, &x) in lanes.iter_mut().zip(chunk) {
-            *l = *l + widen(x);
-        }
-    }
-    finish_lanes(lanes, chunks.remainder(), widen)
+/// Panics unless `sums` (of length `count`) has one element per block of a slice of `len`
+/// and there are at most [`MAX_BLOCKS`] blocks: a kernel bug, never user input.
+#[track_caller]
+pub(crate) fn check_blocks(len: usize, count: usize) {
+    assert!(
+        count == len.div_ceil(BLOCK).max(1) && count <= MAX_BLOCKS,
+        "lowp-tensor: {count} block sums for {len} elements"
+    );
 }
 
-/// The end of every lane sum, whatever ran its whole chunks: the `rest` (fewer than
-/// [`LANES`] elements) added into the first lanes, then the lanes added pairwise,
-/// 32 -> 16 -> 8 -> 4 -> 2 -> 1, each step adding the upper half onto the lower.
+/// The running sums of every block of `xs`, widened by `widen`, then each block's tree.
+/// Compiled per path by [`block_sums_widening`].
 #[inline(always)]
-pub(crate) fn finish_lanes<T: Copy, C: Real>(
-    mut lanes: [C; LANES],
-    rest: &[T],
-    widen: impl Fn(T) -> C,
-) -> C {
-    for (l, &x) in lanes.iter_mut().zip(rest) {
-        *l = *l + widen(x);
-    }
-    let mut width = LANES;
-    while width > 1 {
-        width /= 2;
-        let (low, high) = lanes.split_at_mut(width);
-        for (l, &h) in low.iter_mut().zip(high.iter()) {
-            *l = *l + h;
+fn block_sums_body<T: Copy, C: Real>(xs: &[T], widen: impl Fn(T) -> C + Copy, sums: &mut [C]) {
+    let mut lanes = [[C::ZERO; LANES]; MAX_BLOCKS];
+    for (l, block) in lanes.iter_mut().zip(xs.chunks(BLOCK)) {
+        for chunk in block.chunks_exact(LANES) {
+            for (s, &x) in l.iter_mut().zip(chunk) {
+                *s = *s + widen(x);
+            }
         }
     }
-    lanes[0]
+    finish_blocks(&lanes, xs, widen, sums);
+}
+
+/// The end of every block's sum, whatever ran its whole chunks of [`LANES`] into `lanes`:
+/// the block's last `len % LANES` elements added into its first lanes, then its lanes added
+/// pairwise, 32 -> 16 -> 8 -> 4 -> 2 -> 1, each step adding the upper half onto the lower.
+/// `sums` gets one sum per block (a single zero for an empty `xs`).
+#[inline(always)]
+pub(crate) fn finish_blocks<T: Copy, C: Real>(
+    lanes: &[[C; LANES]; MAX_BLOCKS],
+    xs: &[T],
+    widen: impl Fn(T) -> C,
+    sums: &mut [C],
+) {
+    if xs.is_empty() {
+        sums[0] = C::ZERO;
+    }
+    for ((block_lanes, block), sum) in lanes.iter().zip(xs.chunks(BLOCK)).zip(sums) {
+        let mut l = *block_lanes;
+        for (s, &x) in l.iter_mut().zip(block.chunks_exact(LANES).remainder()) {
+            *s = *s + widen(x);
+        }
+        let mut width = LANES;
+        while width > 1 {
+            width /= 2;
+            let (low, high) = l.split_at_mut(width);
+            for (s, &h) in low.iter_mut().zip(high.iter()) {
+                *s = *s + h;
+            }
+        }
+        *sum = l[0];
+    }
 }
