@@ -146,17 +146,28 @@ fn bench_sum_and_matmul_run_small() {
         file.to_str().unwrap(),
     ]);
     assert!(out.starts_with("tensor kernels: "), "{out}");
-    assert!(out.contains("vs memcpy"), "{out}");
+    assert!(
+        out.contains("vs memcpy") && out.contains("vs read"),
+        "{out}"
+    );
     let records: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    // memcpy single and multi, then f16 and bf16 in each.
-    assert_eq!(records.len(), 6);
+    // memcpy and read, single and multi, then f16 and bf16 in each.
+    assert_eq!(records.len(), 8);
     for r in &records {
         assert!(r["gbps"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["bytes"], 64 * 1024, "{r}");
     }
-    assert_eq!(records[2]["name"], "sum f16 64KiB single");
-    assert_eq!(records[2]["baseline"], "memcpy 64KiB single");
+    assert_eq!(records[1]["name"], "read 64KiB single");
+    assert_eq!(records[4]["name"], "sum f16 64KiB single");
+    assert_eq!(records[4]["baseline"], "memcpy 64KiB single");
+    assert_eq!(records[4]["read_baseline"], "read 64KiB single");
+    // Each ratio is the baseline's time over the sum's.
+    let ratio = |base: usize| {
+        records[base]["seconds"].as_f64().unwrap() / records[4]["seconds"].as_f64().unwrap()
+    };
+    assert!((records[4]["ratio"].as_f64().unwrap() / ratio(0) - 1.0).abs() < 1e-9);
+    assert!((records[4]["read_ratio"].as_f64().unwrap() / ratio(1) - 1.0).abs() < 1e-9);
 
     let file = dir.join("mm.json");
     let out = stdout(&[

@@ -4,7 +4,7 @@
 //!
 //! * [`convert`]: bulk slice conversion of every format, both ways, beside memcpy and `half`;
 //! * [`file`]: `lowp convert` of a whole safetensors file beside cp;
-//! * [`tensor`]: the tensor layer's sum (beside memcpy) and matrix products (GFLOP/s).
+//! * [`tensor`]: the tensor layer's sum (beside memcpy and a bare read) and matrix products (GFLOP/s).
 //!
 //! A figure is the best (shortest) time per call over several samples after a warm-up call,
 //! which is least sensitive to other work on a shared machine.
@@ -45,11 +45,14 @@ pub enum BenchCommand {
     /// input file's bytes per second; "vs cp" is the conversion's best time over cp's best
     /// time. The files are removed at the end.
     ConvertFile(file::ConvertFileArgs),
-    /// The tensor layer's sum of a large f16/bf16 tensor, beside memcpy of the same bytes.
+    /// The tensor layer's sum of a large f16/bf16 tensor, beside memcpy and a bare read of
+    /// the same bytes.
     ///
     /// GB/s is the tensor's bytes per second (each read once); memcpy's is the bytes copied
     /// per second (each read once and written once), so "vs memcpy" compares the time to sum
-    /// a tensor with the time to copy it.
+    /// a tensor with the time to copy it. "read" reads the same bytes with next to no
+    /// arithmetic: the memory's speed, which no sum can pass, so "vs read" says how close
+    /// the sum comes to it.
     Sum(tensor::SumArgs),
     /// The tensor layer's matrix product, in GFLOP/s (2 n^3 flops per n x n x n product),
     /// for f32, f16 and bf16 side by side.

@@ -8,6 +8,7 @@ use crate::error::CliError;
 use crate::output::{self, Cell, Column, Table};
 use clap::Args;
 use lowp_tensor::{DType, SimdPath, Tensor};
+use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::io::IsTerminal;
@@ -130,38 +131,100 @@ fn done() {
     }
 }
 
+/// The wrapping sum of `bytes` read as little-endian u64 words in eight running sums: a read
+/// of every byte with next to no arithmetic, so its speed is that of the memory reading it
+/// (the ceiling of any sum). Compiled for the CPU's vector path by [`lowp::vectorized`].
+fn read_all(bytes: &[u8]) -> u64 {
+    lowp::vectorized(
+        #[inline(always)]
+        || {
+            let mut lanes = [0u64; 8];
+            let mut chunks = bytes.chunks_exact(64);
+            for chunk in &mut chunks {
+                for (l, word) in lanes.iter_mut().zip(chunk.chunks_exact(8)) {
+                    let word: [u8; 8] = word.try_into().expect("8 bytes");
+                    *l = l.wrapping_add(u64::from_le_bytes(word));
+                }
+            }
+            let tail = chunks.remainder().iter().map(|&b| u64::from(b));
+            lanes.into_iter().chain(tail).fold(0, u64::wrapping_add)
+        },
+    )
+}
+
+/// The best seconds of copying `src` into `dst` and of reading `src` ([`read_all`]), with
+/// the threading `t` (multi: each thread its own contiguous part).
+fn baselines(
+    t: Threads,
+    src: &[u8],
+    dst: &mut [u8],
+    min_time: f64,
+) -> Result<(f64, f64), CliError> {
+    with_threads(t, || match t {
+        Threads::Single => (
+            best_seconds(min_time, || bb(&mut *dst).copy_from_slice(black_box(src))),
+            best_seconds(min_time, || {
+                black_box(read_all(black_box(src)));
+            }),
+        ),
+        Threads::Multi => {
+            let chunk = src
+                .len()
+                .div_ceil(rayon::current_num_threads().max(1))
+                .max(MIN_BYTES_PER_THREAD)
+                .next_multiple_of(64);
+            (
+                best_seconds(min_time, || {
+                    split(
+                        black_box(src),
+                        bb(&mut *dst),
+                        MIN_BYTES_PER_THREAD,
+                        |s, d| d.copy_from_slice(s),
+                    )
+                }),
+                best_seconds(min_time, || {
+                    let parts = black_box(src).par_chunks(chunk).map(read_all);
+                    black_box(parts.reduce(|| 0, u64::wrapping_add));
+                }),
+            )
+        }
+    })
+}
+
+/// A sum's time against one baseline's, as `lowp bench sum` reports each.
+struct Baseline {
+    threads: Threads,
+    memcpy: (String, f64),
+    read: (String, f64),
+}
+
 /// Runs `lowp bench sum`.
 pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
     output::check_json(args.json.as_deref())?;
     let bytes = args.size as usize;
     let mut records = Vec::new();
     let mut rows = Vec::new();
-    // memcpy of the same bytes, per threading, measured once.
+    // memcpy and a bare read of the same bytes, per threading, measured once.
     let (mut src_buf, mut dst_buf) = (Vec::new(), Vec::new());
     let src = aligned(&mut src_buf, bytes, 0x5au8);
     let dst = aligned(&mut dst_buf, bytes, 0xa5u8);
-    let mut memcpy = Vec::new();
+    let mut baselines_measured = Vec::new();
     for t in threadings(args.threads) {
-        show(&format!("memcpy {t}"));
-        let secs = with_threads(t, || match t {
-            Threads::Single => best_seconds(args.min_time, || {
-                bb(&mut *dst).copy_from_slice(black_box(&*src))
-            }),
-            Threads::Multi => best_seconds(args.min_time, || {
-                split(
-                    black_box(&*src),
-                    bb(&mut *dst),
-                    MIN_BYTES_PER_THREAD,
-                    |s, d| d.copy_from_slice(s),
-                )
-            }),
-        })?;
-        let name = format!("memcpy {} {t}", size_label(bytes as u64));
-        records.push(json!({
-            "name": name, "bytes": bytes, "seconds": secs, "gbps": bytes as f64 / secs / 1e9,
-            "baseline": Value::Null, "ratio": Value::Null,
-        }));
-        memcpy.push((t, name, secs));
+        show(&format!("memcpy and read {t}"));
+        let (memcpy, read) = baselines(t, src, dst, args.min_time)?;
+        let label = size_label(bytes as u64);
+        let (memcpy_name, read_name) = (format!("memcpy {label} {t}"), format!("read {label} {t}"));
+        for (name, secs) in [(&memcpy_name, memcpy), (&read_name, read)] {
+            records.push(json!({
+                "name": name, "bytes": bytes, "seconds": secs, "gbps": bytes as f64 / secs / 1e9,
+                "baseline": Value::Null, "ratio": Value::Null,
+            }));
+        }
+        baselines_measured.push(Baseline {
+            threads: t,
+            memcpy: (memcpy_name, memcpy),
+            read: (read_name, read),
+        });
     }
     drop((src_buf, dst_buf));
     for &dtype in &args.dtypes {
@@ -169,10 +232,11 @@ pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
         show(&format!("filling a {dtype} tensor"));
         let x = Tensor::rand_uniform(&[n], -1.0, 1.0, dtype, 1)
             .map_err(|e| CliError::failure(e.to_string()))?;
-        for (t, base_name, base) in &memcpy {
+        for base in &baselines_measured {
+            let t = base.threads;
             show(&format!("sum {dtype} {t}"));
             let mut failed = None;
-            let secs = with_threads(*t, || {
+            let secs = with_threads(t, || {
                 best_seconds(args.min_time, || {
                     if let Err(e) = black_box(&x).sum(None) {
                         failed = Some(e);
@@ -184,11 +248,15 @@ pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
             }
             let tensor_bytes = n * dtype.size();
             let gbps = tensor_bytes as f64 / secs / 1e9;
-            let base_gbps = bytes as f64 / base / 1e9;
+            // Times per byte, so that a tensor a few bytes short of `bytes` compares fairly.
+            let per_byte = secs / tensor_bytes as f64;
+            let memcpy_ratio = base.memcpy.1 / bytes as f64 / per_byte;
+            let read_ratio = base.read.1 / bytes as f64 / per_byte;
             let name = format!("sum {dtype} {} {t}", size_label(tensor_bytes as u64));
             records.push(json!({
                 "name": name, "bytes": tensor_bytes, "seconds": secs, "gbps": gbps,
-                "baseline": base_name, "ratio": gbps / base_gbps,
+                "baseline": base.memcpy.0, "ratio": memcpy_ratio,
+                "read_baseline": base.read.0, "read_ratio": read_ratio,
                 "dtype": dtype.name(), "threads": t.to_string(),
             }));
             rows.push(vec![
@@ -196,8 +264,10 @@ pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
                 Cell::Text(size_label(tensor_bytes as u64)),
                 Cell::Text(t.to_string()),
                 Cell::Text(format!("{gbps:.2}")),
-                Cell::Text(format!("{base_gbps:.2}")),
-                Cell::Text(format!("{:.2}", gbps / base_gbps)),
+                Cell::Text(format!("{:.2}", bytes as f64 / base.memcpy.1 / 1e9)),
+                Cell::Text(format!("{memcpy_ratio:.2}")),
+                Cell::Text(format!("{:.2}", bytes as f64 / base.read.1 / 1e9)),
+                Cell::Text(format!("{read_ratio:.2}")),
             ]);
         }
     }
@@ -213,6 +283,8 @@ pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
             Column::right("gbps", "GB/s"),
             Column::right("memcpy_gbps", "memcpy GB/s"),
             Column::right("ratio", "vs memcpy"),
+            Column::right("read_gbps", "read GB/s"),
+            Column::right("read_ratio", "vs read"),
         ],
         rows,
     };
@@ -220,7 +292,9 @@ pub(super) fn sum(args: &SumArgs) -> Result<String, CliError> {
         "{}\n{}\nGB/s: the tensor's bytes per second, each read once and accumulated in f32 \
          (pairwise; see lowp_tensor::ops::reduce for the error bound). memcpy: copying as many \
          bytes, GB/s being bytes copied per second, so \"vs memcpy\" is memcpy's time over the \
-         sum's. Best time over samples of at least {} s.\n",
+         sum's. read: reading as many bytes with next to no arithmetic (a wrapping sum of \
+         64-bit words), the speed of the memory and the most a sum can reach; \"vs read\" is \
+         its time over the sum's. Best time over samples of at least {} s.\n",
         paths(),
         table.to_text(),
         args.min_time
