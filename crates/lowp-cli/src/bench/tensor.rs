@@ -33,7 +33,7 @@ pub struct SumArgs {
     min_time: f64,
 
     /// Also write the measurements to FILE as a JSON array of records (`name`, `bytes`,
-    /// `seconds`, `gbps`, `baseline`, `ratio`).
+    /// `seconds`, `gbps`, `baseline`, `ratio`; the sums' also `read_baseline`, `read_ratio`).
     #[arg(long, value_name = "FILE")]
     json: Option<std::path::PathBuf>,
 }
@@ -191,7 +191,7 @@ fn baselines(
     })
 }
 
-/// A sum's time against one baseline's, as `lowp bench sum` reports each.
+/// The baselines of one threading: memcpy's and the read's record names and best seconds.
 struct Baseline {
     threads: Threads,
     memcpy: (String, f64),

@@ -5,7 +5,7 @@
 //! [`MAX_BLOCKS`] blocks per call and run the running sums of all of them before any of
 //! their pairwise trees: a tree between two blocks stalls the stream of loads, and cost a
 //! quarter of the speed of a bare read of the same bytes when each block ended in its own
-//! (measured on the Zen 3 and the Sapphire Rapids of `docs/performance.md`). The order of the
+//! (measured by a scratch program on the Zen 3 of `docs/performance.md`). The order of the
 //! additions within each block is the same either way, and fixed by the source, so every
 //! path gives the same bits.
 
@@ -40,10 +40,12 @@ pub(crate) fn lane_sum<C: Real>(path: Path, xs: &[C]) -> C {
 /// Unless `sums` has one element per block and there are at most [`MAX_BLOCKS`] blocks.
 pub(crate) fn block_sums_elements<T: FloatElement>(path: Path, xs: &[T], sums: &mut [T::Acc]) {
     check_blocks(xs.len(), sums.len());
-    if TypeId::of::<T>() == TypeId::of::<lowp::f16>() {
-        // SAFETY: `T` is `lowp::f16` (just checked), a `#[repr(transparent)]` newtype over
-        // `u16`, and `T::Acc` is then `f32`: the memory of `xs.len()` values is that of as
-        // many initialised `u16`s, that of `sums` that of as many `f32`s, and both slices
+    if TypeId::of::<T>() == TypeId::of::<lowp::f16>()
+        && TypeId::of::<T::Acc>() == TypeId::of::<f32>()
+    {
+        // SAFETY: `T` is `lowp::f16`, a `#[repr(transparent)]` newtype over `u16`, and
+        // `T::Acc` is `f32` (both just checked): the memory of `xs.len()` values is that of
+        // as many initialised `u16`s, that of `sums` that of as many `f32`s, and both slices
         // borrow what they view (`sums` exclusively).
         let (bits, wide) = unsafe {
             (
