@@ -155,20 +155,23 @@ fn bb<S: ?Sized>(x: &mut S) -> &mut S {
     black_box(x)
 }
 
-/// Runs `f` on contiguous ranges of `src` and `dst`, one per rayon thread and none shorter
-/// than `min` elements (the whole slices on the calling thread when short), as lowp's par_
-/// methods split.
+/// The length of each thread's contiguous part of `len` elements: one part per rayon thread,
+/// none shorter than `min`, rounded up to a multiple of 64 (as lowp's par_ methods split).
+fn per_thread(len: usize, min: usize) -> usize {
+    len.div_ceil(rayon::current_num_threads().max(1))
+        .max(min)
+        .next_multiple_of(64)
+}
+
+/// Runs `f` on contiguous ranges of `src` and `dst` of [`per_thread`] elements (the whole
+/// slices on the calling thread when short).
 fn split<S: Sync, D: Send>(
     src: &[S],
     dst: &mut [D],
     min: usize,
     f: impl Fn(&[S], &mut [D]) + Sync,
 ) {
-    let chunk = src
-        .len()
-        .div_ceil(rayon::current_num_threads().max(1))
-        .max(min)
-        .next_multiple_of(64);
+    let chunk = per_thread(src.len(), min);
     if chunk >= src.len() {
         return f(src, dst);
     }

@@ -2,7 +2,7 @@
 
 use super::{
     MIN_BYTES_PER_THREAD, ThreadChoice, Threads, aligned, bb, best_seconds, parse_seconds,
-    parse_size, size_label, split,
+    parse_size, per_thread, size_label, split,
 };
 use crate::error::CliError;
 use crate::output::{self, Cell, Column, Table};
@@ -168,11 +168,7 @@ fn baselines(
             }),
         ),
         Threads::Multi => {
-            let chunk = src
-                .len()
-                .div_ceil(rayon::current_num_threads().max(1))
-                .max(MIN_BYTES_PER_THREAD)
-                .next_multiple_of(64);
+            let chunk = per_thread(src.len(), MIN_BYTES_PER_THREAD);
             (
                 best_seconds(min_time, || {
                     split(
