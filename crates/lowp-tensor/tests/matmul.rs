@@ -208,19 +208,52 @@ fn bf16_products_at_the_edges_of_the_range_are_the_same_on_every_path() {
     }
 }
 
-/// Every element is one ordered chain of fused multiply-adds from 0: for f32, exactly what
-/// a scalar loop of `mul_add` gives, whatever the blocking.
+/// Every element is one ordered chain of fused multiply-adds from 0 in the accumulation type,
+/// rounded once to the dtype: exactly what a scalar loop of `mul_add` gives, whatever the
+/// blocking. The shapes cross the engine's tile, block and panel edges (rows in blocks of 96,
+/// depth in blocks of 256, columns in panels of 512) and the dtypes take each way of packing
+/// (f32 and f64 as they are, bf16 and f16 widened in registers, f8e4m3fn through a buffer).
 #[test]
 fn each_element_is_an_ordered_fma_chain() {
-    let (m, k, n) = (9, 600, 35);
-    let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, DType::F32, 8).unwrap();
-    let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, DType::F32, 9).unwrap();
-    let (av, bv) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
-    let got = a.matmul(&b).unwrap().to_vec::<f32>().unwrap();
-    for i in 0..m {
-        for j in 0..n {
-            let chain = (0..k).fold(0f32, |c, p| av[i * k + p].mul_add(bv[p * n + j], c));
-            assert_eq!(got[i * n + j].to_bits(), chain.to_bits(), "({i}, {j})");
+    for dtype in [
+        DType::F32,
+        DType::F64,
+        DType::BF16,
+        DType::F16,
+        DType::F8E4M3FN,
+    ] {
+        for &(m, k, n) in &[(9, 600, 35), (13, 257, 17), (100, 300, 530)] {
+            let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, dtype, 8).unwrap();
+            let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, dtype, 9).unwrap();
+            let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
+            let got = a.matmul(&b).unwrap().to_f64_vec();
+            let chains: Vec<f64> = (0..m * n)
+                .map(|at| {
+                    let (i, j) = (at / n, at % n);
+                    let terms = (0..k).map(|p| (av[i * k + p], bv[p * n + j]));
+                    if dtype == DType::F64 {
+                        terms.fold(0f64, |c, (x, y)| x.mul_add(y, c))
+                    } else {
+                        // Every other dtype accumulates in f32, which holds its values exactly.
+                        let f32s = terms.map(|(x, y)| (x as f32, y as f32));
+                        f64::from(f32s.fold(0f32, |c, (x, y)| x.mul_add(y, c)))
+                    }
+                })
+                .collect();
+            let want = Tensor::from_vec(chains, &[m, n])
+                .unwrap()
+                .cast(dtype)
+                .unwrap()
+                .to_f64_vec();
+            for (at, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g.to_bits(),
+                    w.to_bits(),
+                    "{dtype} {m}x{k}x{n}: ({}, {})",
+                    at / n,
+                    at % n
+                );
+            }
         }
     }
 }

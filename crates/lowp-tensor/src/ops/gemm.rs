@@ -71,10 +71,12 @@ pub(crate) fn gemm<T: FloatElement>(
         .next_multiple_of(MAX_MR)
         .clamp(MAX_MR, MC);
     let blocks = k.div_ceil(KC);
-    let mut b_raw = Vec::new();
-    let b_pack = cache_aligned::<T::Acc>(&mut b_raw, blocks * KC * NC);
+    // The widest panel packed: all of `NC` only where `n` needs it.
+    let width = NC.min(n.next_multiple_of(tile.nr));
+    let mut b_pack = Aligned::<T::Acc>::new(blocks * KC * width);
+    let b_pack = b_pack.values();
     let pairs = uses_pairs::<T>(path, k);
-    let pair_len = if pairs { KC.div_ceil(2) * NC } else { 0 };
+    let pair_len = if pairs { KC.div_ceil(2) * width } else { 0 };
     let mut b_pairs: Vec<Vec<u32>> = (0..blocks).map(|_| vec![0; pair_len]).collect();
     let mut b_exponents = vec![Exponents::NONE; blocks];
     for jc in (0..n).step_by(NC) {
@@ -89,14 +91,14 @@ pub(crate) fn gemm<T: FloatElement>(
         };
         if parallel {
             b_pack
-                .par_chunks_mut(KC * NC)
+                .par_chunks_mut(KC * width)
                 .zip(b_pairs.par_iter_mut())
                 .zip(b_exponents.par_iter_mut())
                 .enumerate()
                 .for_each(block);
         } else {
             b_pack
-                .chunks_mut(KC * NC)
+                .chunks_mut(KC * width)
                 .zip(b_pairs.iter_mut())
                 .zip(b_exponents.iter_mut())
                 .enumerate()
@@ -105,17 +107,35 @@ pub(crate) fn gemm<T: FloatElement>(
         let panel = Panel {
             jc,
             nc,
+            width,
             pack: b_pack,
             pairs: pairs.then_some((&b_pairs[..], &b_exponents[..])),
         };
-        let task = |(t, out_rows): (usize, &mut [T])| {
+        let task = |scratch: &mut Scratch<T::Acc>, (t, out_rows): (usize, &mut [T])| {
             let count = out_rows.len() / n;
-            row_block(path, tile, t * rows, count, &panel, k, a, n, out_rows);
+            row_block(
+                path,
+                tile,
+                t * rows,
+                count,
+                &panel,
+                k,
+                a,
+                n,
+                out_rows,
+                scratch,
+            );
         };
+        let scratch = || Scratch::new(width, panel.pairs.is_some());
         if parallel {
-            out.par_chunks_mut(rows * n).enumerate().for_each(task);
+            out.par_chunks_mut(rows * n)
+                .enumerate()
+                .for_each_init(scratch, task);
         } else {
-            out.chunks_mut(rows * n).enumerate().for_each(task);
+            let mut scratch = scratch();
+            out.chunks_mut(rows * n)
+                .enumerate()
+                .for_each(|job| task(&mut scratch, job));
         }
     }
 }
@@ -125,11 +145,12 @@ pub(crate) fn gemm<T: FloatElement>(
 type BlockOfB<'a, C> = (usize, ((&'a mut [C], &'a mut Vec<u32>), &'a mut Exponents));
 
 /// A packed panel of `B`: columns `jc..jc + nc`, every row, in [`KC`]-row blocks of `KC x
-/// NC` (packed by [`pack_b`]), and, where the bf16 pair kernel runs, each block's pairs and
+/// width` (packed by [`pack_b`]), and, where the bf16 pair kernel runs, each block's pairs and
 /// the exponents of its values.
 struct Panel<'a, C> {
     jc: usize,
     nc: usize,
+    width: usize,
     pack: &'a [C],
     pairs: Option<(&'a [Vec<u32>], &'a [Exponents])>,
 }
@@ -147,21 +168,16 @@ fn row_block<T: FloatElement>(
     a: &[T],
     n: usize,
     out: &mut [T],
+    scratch: &mut Scratch<T::Acc>,
 ) {
     let (jc, nc) = (panel.jc, panel.nc);
-    let (mut a_raw, mut acc_raw) = (Vec::new(), Vec::new());
-    let a_pack = cache_aligned::<T::Acc>(&mut a_raw, MC * KC);
-    let mut a_pairs = vec![
-        0u32;
-        if panel.pairs.is_some() {
-            MC * KC.div_ceil(2)
-        } else {
-            0
-        }
-    ];
-    // MC x NC accumulators (up to 192 KiB): on the heap, not in a thread's stack frame.
-    let acc = cache_aligned::<T::Acc>(&mut acc_raw, MC * nc);
-    let mut row = vec![T::Acc::ZERO; KC];
+    let Scratch {
+        a_pack,
+        acc,
+        rows,
+        a_pairs,
+    } = scratch;
+    let (a_pack, acc) = (a_pack.values(), acc.values());
     for ic in (0..count).step_by(MC) {
         let mc = MC.min(count - ic);
         let acc = &mut acc[..mc * nc];
@@ -172,17 +188,18 @@ fn row_block<T: FloatElement>(
         let mut acc_ready = true;
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
-            pack_a(a, k, first + ic, mc, pc, kc, tile.mr, a_pack, &mut row);
-            let b = &panel.pack[pc * NC..pc * NC + kc * nc.next_multiple_of(tile.nr)];
+            pack_a(a, k, first + ic, mc, pc, kc, tile.mr, a_pack, rows);
+            let at = pc * panel.width;
+            let b = &panel.pack[at..at + kc * nc.next_multiple_of(tile.nr)];
             if let (Some((b_pairs, b_exponents)), Some(a_f32), Some(acc_f32)) = (
                 panel.pairs,
                 T::Acc::as_f32s(a_pack),
                 T::Acc::as_f32s_mut(acc),
             ) {
-                let exponents = pair_up(a_f32, mc.div_ceil(tile.mr), kc, tile.mr, &mut a_pairs);
+                let exponents = pair_up(a_f32, mc.div_ceil(tile.mr), kc, tile.mr, a_pairs);
                 acc_ready = acc_ready || acc_f32.iter().all(|&c| Exponents::ready(c));
                 if acc_ready && exponents.pairs_are_exact(b_exponents[pc / KC]) {
-                    pair_tiles(mc, nc, kc, &a_pairs, &b_pairs[pc / KC], acc_f32, nc);
+                    pair_tiles(mc, nc, kc, a_pairs, &b_pairs[pc / KC], acc_f32, nc);
                     continue;
                 }
                 acc_ready = false;
@@ -196,14 +213,51 @@ fn row_block<T: FloatElement>(
     }
 }
 
-/// `len` zeroed values starting on a 64-byte boundary (a cache line), carved out of `raw`: a
-/// vector row of a packed sliver or of the accumulators then never straddles two lines, which
-/// would cost two loads.
-fn cache_aligned<C: Real>(raw: &mut Vec<C>, len: usize) -> &mut [C] {
-    let spare = 64 / size_of::<C>();
-    *raw = vec![C::ZERO; len + spare];
-    let offset = raw.as_ptr().align_offset(64).min(spare);
-    &mut raw[offset..offset + len]
+/// A thread's buffers for [`row_block`], made once per rayon job rather than per row block.
+struct Scratch<C> {
+    /// A packed [`MC`]` x `[`KC`] block of `A`.
+    a_pack: Aligned<C>,
+    /// [`MC`]` x width` accumulators (up to 192 KiB): on the heap, not in a thread's stack
+    /// frame.
+    acc: Aligned<C>,
+    /// [`MAX_MR`] widened rows for [`pack_a`].
+    rows: Vec<C>,
+    /// The pairs of the block of `A`, where the bf16 pair kernel runs.
+    a_pairs: Vec<u32>,
+}
+
+impl<C: Real> Scratch<C> {
+    /// Buffers for panels up to `width` columns wide, with room for pairs if `pairs`.
+    fn new(width: usize, pairs: bool) -> Self {
+        Scratch {
+            a_pack: Aligned::new(MC * KC),
+            acc: Aligned::new(MC * width),
+            rows: vec![C::ZERO; MAX_MR * KC],
+            a_pairs: vec![0; if pairs { MC * KC.div_ceil(2) } else { 0 }],
+        }
+    }
+}
+
+/// `len` zeroed values starting on a 64-byte boundary (a cache line): a vector row of a
+/// packed sliver or of the accumulators then never straddles two lines, which would cost two
+/// loads.
+struct Aligned<C> {
+    raw: Vec<C>,
+    offset: usize,
+    len: usize,
+}
+
+impl<C: Real> Aligned<C> {
+    fn new(len: usize) -> Self {
+        let spare = 64 / size_of::<C>();
+        let raw = vec![C::ZERO; len + spare];
+        let offset = raw.as_ptr().align_offset(64).min(spare);
+        Aligned { raw, offset, len }
+    }
+
+    fn values(&mut self) -> &mut [C] {
+        &mut self.raw[self.offset..self.offset + self.len]
+    }
 }
 
 /// Whether bf16 products on `path` take the pair kernel ([`dot_bf16`]): `T` is bf16, the
@@ -298,7 +352,9 @@ fn pair_up(pack: &[f32], slivers: usize, kc: usize, w: usize, pairs: &mut [u32])
 }
 
 /// Packs rows `i0..i0 + mc`, columns `p0..p0 + kc` of `a` (row stride `k`) into slivers of
-/// `mr` rows: sliver `s`, step `p`, row `r` at `(s * kc + p) * mr + r`, zero-padded.
+/// `mr` rows (6 or [`MAX_MR`], [`Tile::on`]'s): sliver `s`, step `p`, row `r` at
+/// `(s * kc + p) * mr + r`, zero-padded. `rows` is scratch for `mr` rows of `kc` values, used
+/// by the types that do not widen in registers.
 #[allow(clippy::too_many_arguments)]
 fn pack_a<T: FloatElement>(
     a: &[T],
@@ -309,22 +365,72 @@ fn pack_a<T: FloatElement>(
     kc: usize,
     mr: usize,
     pack: &mut [T::Acc],
-    row: &mut [T::Acc],
+    rows: &mut [T::Acc],
 ) {
-    for s in 0..mc.div_ceil(mr) {
-        let sliver = &mut pack[s * kc * mr..(s + 1) * kc * mr];
-        for r in 0..mr {
-            let i = s * mr + r;
-            if i < mc {
-                let src = &a[(i0 + i) * k + p0..(i0 + i) * k + p0 + kc];
-                T::Acc::widen(src, &mut row[..kc]);
-                for (step, &x) in sliver.chunks_exact_mut(mr).zip(&row[..kc]) {
-                    step[r] = x;
-                }
-            } else {
-                for step in sliver.chunks_exact_mut(mr) {
-                    step[r] = T::Acc::ZERO;
-                }
+    // A sliver is a transposition of `mr` rows; with `mr` a constant the loop over a step's
+    // rows unrolls, and each value is read and written once, with no buffer in between.
+    match mr {
+        6 => pack_a_slivers::<T, 6>(a, k, i0, mc, p0, kc, pack, rows),
+        MAX_MR => pack_a_slivers::<T, MAX_MR>(a, k, i0, mc, p0, kc, pack, rows),
+        _ => unreachable!("Tile::on gives tiles of 6 or {MAX_MR} rows, not {mr}"),
+    }
+}
+
+/// [`pack_a`] for slivers of `MR` rows.
+#[allow(clippy::too_many_arguments)]
+fn pack_a_slivers<T: FloatElement, const MR: usize>(
+    a: &[T],
+    k: usize,
+    i0: usize,
+    mc: usize,
+    p0: usize,
+    kc: usize,
+    pack: &mut [T::Acc],
+    rows: &mut [T::Acc],
+) {
+    for s in 0..mc.div_ceil(MR) {
+        let sliver = &mut pack[s * kc * MR..(s + 1) * kc * MR];
+        let count = MR.min(mc - s * MR);
+        let row = |r: usize| {
+            let at = (i0 + s * MR + r.min(count - 1)) * k + p0;
+            &a[at..at + kc]
+        };
+        if T::WIDENS_IN_REGISTERS {
+            transpose::<T, T::Acc, MR>(core::array::from_fn(row), count, sliver, T::widen_one);
+        } else {
+            let rows = &mut rows[..MR * kc];
+            for (r, dst) in rows.chunks_exact_mut(kc).enumerate().take(count) {
+                T::Acc::widen(row(r), dst);
+            }
+            let rows: [&[T::Acc]; MR] =
+                core::array::from_fn(|r| &rows[r.min(count - 1) * kc..][..kc]);
+            transpose::<T::Acc, T::Acc, MR>(rows, count, sliver, |x| x);
+        }
+    }
+}
+
+/// Writes `widen(rows[r][p])` at `sliver[p * MR + r]` for the first `count` rows, zero for
+/// the others (rows past `count` are only placeholders).
+#[inline(always)]
+fn transpose<E: Copy, C: Real, const MR: usize>(
+    rows: [&[E]; MR],
+    count: usize,
+    sliver: &mut [C],
+    widen: impl Fn(E) -> C,
+) {
+    let kc = sliver.len() / MR;
+    let rows = rows.map(|r| &r[..kc]);
+    let steps = sliver.chunks_exact_mut(MR).enumerate();
+    if count == MR {
+        for (p, step) in steps {
+            for (x, row) in step.iter_mut().zip(&rows) {
+                *x = widen(row[p]);
+            }
+        }
+    } else {
+        for (p, step) in steps {
+            for (r, (x, row)) in step.iter_mut().zip(&rows).enumerate() {
+                *x = if r < count { widen(row[p]) } else { C::ZERO };
             }
         }
     }
@@ -448,6 +554,77 @@ mod tests {
         assert!(inside > 1500, "only {inside} blocks within the limits");
     }
 
+    /// The packers against their layouts written out plainly, for every tile shape of any
+    /// path (the AVX-512 ones too, which this CPU may lack) and each way of widening (f32 and
+    /// f64 as they are, bf16 in registers, f8e4m3fn through a buffer), at offsets into the
+    /// matrices and with rows and columns short of a tile. The buffers start full of 7s, so a
+    /// padding left unwritten shows.
+    #[test]
+    fn packing_puts_each_value_where_the_kernel_reads_it() {
+        /// Checks that `pack` holds slivers of `w` lines (rows of A, columns of B) of `kc`
+        /// steps, line `l` of step `p` being `source(l, p)` for the first `lines` lines and
+        /// zero past them.
+        fn layout<C: Real>(
+            pack: &[C],
+            w: usize,
+            kc: usize,
+            lines: usize,
+            source: impl Fn(usize, usize) -> f64,
+            what: &str,
+        ) {
+            for (at, got) in pack.iter().enumerate() {
+                let (sliver, p, lane) = (at / (kc * w), at / w % kc, at % w);
+                let l = sliver * w + lane;
+                let want = if l < lines { source(l, p) } else { 0.0 };
+                assert_eq!(
+                    got.f64(),
+                    want,
+                    "{what}: sliver {sliver} step {p} lane {lane}"
+                );
+            }
+        }
+        fn check<T: FloatElement>() {
+            let value = |i: usize| T::from_f64(((i * 37) % 101) as f64 / 8.0 - 6.0);
+            let (k, n) = (40, 100);
+            let a: Vec<T> = (0..40 * k).map(value).collect();
+            let b: Vec<T> = (0..k * n).map(|i| value(i + 5)).collect();
+            let (i0, p0, kc, j0) = (3, 7, 19, 5);
+            for mr in [6, MAX_MR] {
+                let mc = 2 * mr + 5;
+                let mut pack = vec![T::Acc::of(7.0); mc.next_multiple_of(mr) * kc];
+                let mut rows = vec![T::Acc::ZERO; mr * kc];
+                pack_a(&a, k, i0, mc, p0, kc, mr, &mut pack, &mut rows);
+                let source = |i: usize, p: usize| a[(i0 + i) * k + p0 + p].to_f64();
+                layout(
+                    &pack,
+                    mr,
+                    kc,
+                    mc,
+                    source,
+                    &format!("{} A, mr {mr}", T::DTYPE),
+                );
+            }
+            for nr in [8usize, 16, 32] {
+                let nc = 2 * nr + 3;
+                let mut pack = vec![T::Acc::of(7.0); nc.next_multiple_of(nr) * kc];
+                pack_b(&b, n, p0, kc, j0, nc, nr, &mut pack);
+                let source = |j: usize, p: usize| b[(p0 + p) * n + j0 + j].to_f64();
+                layout(
+                    &pack,
+                    nr,
+                    kc,
+                    nc,
+                    source,
+                    &format!("{} B, nr {nr}", T::DTYPE),
+                );
+            }
+        }
+        check::<f32>();
+        check::<f64>();
+        check::<lowp::bf16>();
+        check::<lowp::f8e4m3fn>();
+    }
+
     #[test]
     fn exponents_see_subnormals_infinities_and_nans() {
         for (x, clean) in [
@@ -513,8 +690,8 @@ mod tests {
             // The product on the pair kernel or the FMA one, and whether the gate allows pairs.
             let run = |a: &[f32], b: &[f32], pairs: bool| {
                 let mut a_pack = vec![0f32; mc.next_multiple_of(tile.mr) * kc];
-                let mut row = vec![0f32; kc];
-                pack_a(a, kc, 0, mc, 0, kc, tile.mr, &mut a_pack, &mut row);
+                let mut rows = vec![0f32; tile.mr * kc];
+                pack_a(a, kc, 0, mc, 0, kc, tile.mr, &mut a_pack, &mut rows);
                 let mut b_pack = vec![0f32; nc.next_multiple_of(tile.nr) * kc];
                 pack_b(b, nc, 0, kc, 0, nc, tile.nr, &mut b_pack);
                 let mut acc = vec![0f32; mc * nc];

@@ -151,6 +151,12 @@ pub(crate) fn all_tiles<C: Real, const MR: usize, const NR: usize>(
 /// MR`, of `B` at `t * steps * NR`), the tile loaded from the accumulators `acc` (rows `stride`
 /// apart) before and stored after. Column slivers outside, row slivers inside: the B sliver
 /// stays in L1 while the A slivers stream past it from L2.
+///
+/// The next B sliver comes from L3 or memory, and the kernel's first pass over it would
+/// stall on every line (the hardware prefetcher starts too late for a 16 KiB run read at
+/// the kernel's pace). So each kernel call first asks for its share of the next sliver's
+/// lines ([`prefetch`]): by the last row sliver the next column sliver is in L1
+/// (`docs/performance.md` has what it gained).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn each_tile<C: Real, P, const MR: usize, const NR: usize>(
@@ -163,17 +169,43 @@ pub(crate) fn each_tile<C: Real, P, const MR: usize, const NR: usize>(
     stride: usize,
     mut kernel: impl FnMut(&[P], &[P], &mut [[C; NR]; MR]),
 ) {
-    for t in 0..nc.div_ceil(NR) {
+    let (col_slivers, row_slivers) = (nc.div_ceil(NR), mc.div_ceil(MR));
+    let sliver_len = steps * NR;
+    // Entries of `P` per cache line, and each kernel call's share of the next sliver.
+    let per_line = (64 / size_of::<P>().max(1)).max(1);
+    let share = sliver_len.div_ceil(per_line).div_ceil(row_slivers) * per_line;
+    for t in 0..col_slivers {
         let cols = NR.min(nc - t * NR);
-        let b = &b_pack[t * steps * NR..(t + 1) * steps * NR];
-        for s in 0..mc.div_ceil(MR) {
+        let b = &b_pack[t * sliver_len..(t + 1) * sliver_len];
+        let next = b_pack.get((t + 1) * sliver_len..(t + 2) * sliver_len);
+        for s in 0..row_slivers {
             let rows = MR.min(mc - s * MR);
             let a = &a_pack[s * steps * MR..(s + 1) * steps * MR];
+            if let Some(next) = next {
+                let part = next.get(s * share..).unwrap_or(&[]);
+                part.iter().take(share).step_by(per_line).for_each(prefetch);
+            }
             let mut c = load_tile::<C, MR, NR>(acc, stride, s * MR, t * NR, rows, cols);
             kernel(a, b, &mut c);
             store_tile(&c, acc, stride, s * MR, t * NR, rows, cols);
         }
     }
+}
+
+/// Asks the CPU to bring the cache line holding `x` into L1 (`prefetcht0`), without waiting
+/// for it. A hint: it changes no value, only when a later load finds its line in cache. A
+/// no-op off x86-64.
+#[inline(always)]
+fn prefetch<P>(x: &P) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht0` (SSE, which every x86-64 CPU has) reads nothing into a register and
+    // cannot fault, whatever the address; this one is a live reference's.
+    unsafe {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const P).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// The `rows x cols` accumulators at row `row`, column `col` of `acc` (rows `stride` apart) as
