@@ -367,45 +367,44 @@ fn pack_a<T: FloatElement>(
     pack: &mut [T::Acc],
     rows: &mut [T::Acc],
 ) {
-    // A sliver is a transposition of `mr` rows; with `mr` a constant the loop over a step's
-    // rows unrolls, and each value is read and written once, with no buffer in between.
-    match mr {
-        6 => pack_a_slivers::<T, 6>(a, k, i0, mc, p0, kc, pack, rows),
-        MAX_MR => pack_a_slivers::<T, MAX_MR>(a, k, i0, mc, p0, kc, pack, rows),
-        _ => unreachable!("Tile::on gives tiles of 6 or {MAX_MR} rows, not {mr}"),
+    for s in 0..mc.div_ceil(mr) {
+        let sliver = &mut pack[s * kc * mr..(s + 1) * kc * mr];
+        let count = mr.min(mc - s * mr);
+        // Rows past `count` stand in for the padding: `transpose` writes zeros there.
+        let row = |r: usize| {
+            let at = (i0 + s * mr + r.min(count - 1)) * k + p0;
+            &a[at..at + kc]
+        };
+        // A sliver is a transposition of `mr` rows; with `mr` a constant the loop over a
+        // step's rows unrolls, and each value is read and written once.
+        match mr {
+            6 => pack_sliver::<T, 6>(row, count, sliver, rows),
+            MAX_MR => pack_sliver::<T, MAX_MR>(row, count, sliver, rows),
+            _ => unreachable!("Tile::on gives tiles of 6 or {MAX_MR} rows, not {mr}"),
+        }
     }
 }
 
-/// [`pack_a`] for slivers of `MR` rows.
-#[allow(clippy::too_many_arguments)]
-fn pack_a_slivers<T: FloatElement, const MR: usize>(
-    a: &[T],
-    k: usize,
-    i0: usize,
-    mc: usize,
-    p0: usize,
-    kc: usize,
-    pack: &mut [T::Acc],
+/// One sliver of [`pack_a`]: its first `count` rows are `row(0)`, `row(1)`, ... (`row(r)`
+/// for `r >= count` only a placeholder), widened in registers or, for the types that are not,
+/// through `rows` on the bulk conversion paths.
+#[inline(always)]
+fn pack_sliver<'a, T: FloatElement, const MR: usize>(
+    row: impl Fn(usize) -> &'a [T],
+    count: usize,
+    sliver: &mut [T::Acc],
     rows: &mut [T::Acc],
 ) {
-    for s in 0..mc.div_ceil(MR) {
-        let sliver = &mut pack[s * kc * MR..(s + 1) * kc * MR];
-        let count = MR.min(mc - s * MR);
-        let row = |r: usize| {
-            let at = (i0 + s * MR + r.min(count - 1)) * k + p0;
-            &a[at..at + kc]
-        };
-        if T::WIDENS_IN_REGISTERS {
-            transpose::<T, T::Acc, MR>(core::array::from_fn(row), count, sliver, T::widen_one);
-        } else {
-            let rows = &mut rows[..MR * kc];
-            for (r, dst) in rows.chunks_exact_mut(kc).enumerate().take(count) {
-                T::Acc::widen(row(r), dst);
-            }
-            let rows: [&[T::Acc]; MR] =
-                core::array::from_fn(|r| &rows[r.min(count - 1) * kc..][..kc]);
-            transpose::<T::Acc, T::Acc, MR>(rows, count, sliver, |x| x);
+    if T::WIDENS_IN_REGISTERS {
+        transpose::<T, T::Acc, MR>(core::array::from_fn(row), count, sliver, T::widen_one);
+    } else {
+        let kc = sliver.len() / MR;
+        let rows = &mut rows[..MR * kc];
+        for (r, dst) in rows.chunks_exact_mut(kc).enumerate().take(count) {
+            T::Acc::widen(row(r), dst);
         }
+        let rows: [&[T::Acc]; MR] = core::array::from_fn(|r| &rows[r.min(count - 1) * kc..][..kc]);
+        transpose::<T::Acc, T::Acc, MR>(rows, count, sliver, |x| x);
     }
 }
 
