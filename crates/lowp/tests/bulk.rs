@@ -378,26 +378,33 @@ fn parallel_length_mismatch_panics() {
 #[test]
 fn outputs_past_the_streaming_threshold_match_too() {
     // Outputs from 8 MiB on are written with non-temporal stores after a head that brings the
-    // destination to a 64-byte boundary; start one element in to make the head non-empty.
-    let n = (9 << 20) + 37;
+    // destination to a 64-byte boundary; start one element in to make the head non-empty. A
+    // narrowing converts two halves side by side: lengths one block (32 or 64 values) apart
+    // leave a different number of whole blocks after the halves. Every output starts with
+    // each element one bit away from its result, so that any element left unwritten shows.
+    let n = (9 << 20) + 37 + 64;
     let src: Vec<f32> = (0..n as u32 + 1)
         .map(|i| f32::from_bits(i.wrapping_mul(2_654_435_761)))
         .collect();
     for_all_formats!(T => {
-        let len = (9 << 20) / size_of::<T>() + 37;
-        let src = &src[1..len + 1];
-        let mut out = vec![T::default(); len + 1];
-        for path in Path::supported() {
-            path.convert_from_f32_slice(&mut out[1..], src).unwrap();
+        for extra in [37, 37 + 32, 37 + 64] {
+            let len = (9 << 20) / size_of::<T>() + extra;
+            let src = &src[1..len + 1];
             let want: Vec<u32> = src.iter().map(|&x| T::from_f32_const(x).to_bits_u32()).collect();
-            assert_same(&bits(&out[1..]), &want, &format!("{} {path} streaming", T::FORMAT.name));
-            // Widening into an f32 buffer over the threshold.
-            let wide_len = ((9 << 20) / 4).min(len);
-            let mut wide = vec![0f32; wide_len + 1];
-            path.convert_to_f32_slice(&out[1..wide_len + 1], &mut wide[1..]).unwrap();
-            let got: Vec<u32> = wide[1..].iter().map(|x| x.to_bits()).collect();
-            let want: Vec<u32> = out[1..wide_len + 1].iter().map(|x| x.to_f32_const().to_bits()).collect();
-            assert_same(&got, &want, &format!("{} {path} streaming widen", T::FORMAT.name));
+            for path in Path::supported() {
+                let mut out: Vec<T> = [0].iter().chain(&want).map(|&b| T::from_bits_u32(b ^ 1)).collect();
+                path.convert_from_f32_slice(&mut out[1..], src).unwrap();
+                let what = format!("{} {path} streaming, {len} values", T::FORMAT.name);
+                assert_same(&bits(&out[1..]), &want, &what);
+                // Widening into an f32 buffer over the threshold.
+                let wide_len = ((9 << 20) / 4).min(len);
+                let narrow = &out[1..wide_len + 1];
+                let want: Vec<u32> = narrow.iter().map(|x| x.to_f32_const().to_bits()).collect();
+                let mut wide: Vec<f32> = [0].iter().chain(&want).map(|&b| f32::from_bits(b ^ 1)).collect();
+                path.convert_to_f32_slice(narrow, &mut wide[1..]).unwrap();
+                let got: Vec<u32> = wide[1..].iter().map(|x| x.to_bits()).collect();
+                assert_same(&got, &want, &format!("{what}, widened"));
+            }
         }
     });
 }

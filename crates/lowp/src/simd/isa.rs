@@ -60,12 +60,14 @@ pub(crate) trait Isa: Copy {
     /// Stores lanes (f32 bits) as f32s; with `STREAM`, non-temporally.
     ///
     /// # Safety
-    /// `p` must be valid for writing `LANES` f32s, and 64-byte aligned if `STREAM`.
+    /// `p` must be valid for writing `LANES` f32s, and aligned to a vector (`4 * LANES`
+    /// bytes) if `STREAM`.
     unsafe fn store_f32<const STREAM: bool>(self, p: *mut f32, v: Self::V);
     /// Stores lanes (f32 bits) as f64s, exactly; with `STREAM`, non-temporally.
     ///
     /// # Safety
-    /// `p` must be valid for writing `LANES` f64s, and 64-byte aligned if `STREAM`.
+    /// `p` must be valid for writing `LANES` f64s, and aligned to a vector (`4 * LANES`
+    /// bytes) if `STREAM`.
     unsafe fn store_f64<const STREAM: bool>(self, p: *mut f64, v: Self::V);
     /// Orders the non-temporal stores before whatever follows.
     fn fence(self);
@@ -85,13 +87,15 @@ pub(crate) trait Isa: Copy {
     /// non-temporally.
     ///
     /// # Safety
-    /// `p` must be valid for writing `4 * LANES` bytes, and 64-byte aligned if `STREAM`.
+    /// `p` must be valid for writing `4 * LANES` bytes, and aligned to a vector (`4 * LANES`
+    /// bytes) if `STREAM`.
     unsafe fn store_u8x4<const STREAM: bool>(self, p: *mut u8, v: [Self::V; 4]);
     /// Stores four vectors of lanes (each below 65536) as `4 * LANES` words; with `STREAM`,
     /// non-temporally.
     ///
     /// # Safety
-    /// `p` must be valid for writing `4 * LANES` words, and 64-byte aligned if `STREAM`.
+    /// `p` must be valid for writing `4 * LANES` words, and aligned to a vector (`4 * LANES`
+    /// bytes) if `STREAM`.
     unsafe fn store_u16x4<const STREAM: bool>(self, p: *mut u16, v: [Self::V; 4]);
 
     /// Rounds four vectors of f32 lanes to f16 and stores them; an instruction set with a

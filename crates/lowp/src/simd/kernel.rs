@@ -201,7 +201,7 @@ fn kind<T: LowpFloat>() -> Kind {
 }
 
 /// How far ahead of the block being converted the streaming loop prefetches its source.
-const PREFETCH_BYTES: usize = 1024;
+const PREFETCH_BYTES: usize = 4096;
 
 /// Vectors per block: four vectors of narrow results pack into whole vectors for the stores.
 const UNROLL: usize = 4;
@@ -211,7 +211,8 @@ const MAX_BLOCK: usize = 64;
 /// Rounds one block of f32s at `s` into `T`s at `d`.
 ///
 /// # Safety
-/// `s` and `d` must be valid for `UNROLL * LANES` elements, `d` 64-byte aligned if `STREAM`.
+/// `s` and `d` must be valid for `UNROLL * LANES` elements, and `d` aligned to a vector
+/// (`4 * LANES` bytes) if `STREAM`.
 #[inline(always)]
 unsafe fn narrow_f32_block<I: Isa, T: LowpFloat, const STREAM: bool>(
     isa: I,
@@ -363,17 +364,39 @@ macro_rules! convert_slice {
                 padded(i, n, dst);
                 i += n;
             }
-            while i + block <= len {
-                // Out of cache the hardware prefetcher alone leaves the load units waiting.
-                $isa.prefetch(src.as_ptr().wrapping_add(i + PREFETCH_BYTES / size_of::<$S>()));
-                // SAFETY: `i + block <= len`: the block lies within both slices, and `dst + i`
-                // is 64-byte aligned (after the head, `i - head` is a multiple of the block,
-                // whose size in bytes is a multiple of 64).
-                unsafe {
-                    $block::<I, T, true>($isa, src.as_ptr().add(i), dst.as_mut_ptr().add(i) $(, $extra)*)
+            // A narrowing reads more than it writes, and one sequential stream of reads keeps
+            // too few lines in flight: it converts two halves side by side, taking a whole
+            // destination line (`step` values, one block or more) from each in turn, so that
+            // no line is left half written. A widening is bound by its writes, and a second
+            // stream only slows it.
+            let step = block * (64 / (block * size_of::<$D>())).max(1);
+            let per_step = step / block;
+            let steps = if size_of::<$S>() > size_of::<$D>() { (len - i) / step / 2 } else { 0 };
+            let (first, second, rest) = (i, i + steps * step, i + 2 * steps * step);
+            let paired = 2 * steps * per_step;
+            for b in 0..paired + (len - rest) / block {
+                let at = if b < paired {
+                    let (k, r) = (b / (2 * per_step), b % (2 * per_step));
+                    let half = if r < per_step { first } else { second };
+                    half + k * step + r % per_step * block
+                } else {
+                    rest + (b - paired) * block
                 };
-                i += block;
+                // Out of cache the hardware prefetcher alone leaves the load units waiting, so
+                // every source line is asked for well ahead.
+                let mut line = 0;
+                while line < block * size_of::<$S>() {
+                    $isa.prefetch(src.as_ptr().wrapping_add(at + (PREFETCH_BYTES + line) / size_of::<$S>()));
+                    line += 64;
+                }
+                // SAFETY: `at + block <= len`, so the block lies within both slices. `at - head`
+                // is a multiple of the block, and a block's destination (`4 * LANES` values) is
+                // a whole number of vectors, so `dst + at` is aligned to a vector.
+                unsafe {
+                    $block::<I, T, true>($isa, src.as_ptr().add(at), dst.as_mut_ptr().add(at) $(, $extra)*)
+                };
             }
+            i = rest + (len - rest) / block * block;
             $isa.fence();
         } else {
             while i + block <= len {
