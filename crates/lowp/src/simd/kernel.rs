@@ -203,6 +203,11 @@ fn kind<T: LowpFloat>() -> Kind {
 /// How far ahead of the block being converted the streaming loop prefetches its source.
 const PREFETCH_BYTES: usize = 4096;
 
+/// How many parts of its slice a streaming narrowing converts side by side. One sequential
+/// stream of reads keeps too few lines in flight; four is what glibc's largest `memcpy` loop
+/// interleaves too, and measured faster than two for f16 and bf16 (eight was no faster).
+const NARROW_STREAMS: usize = 4;
+
 /// Vectors per block: four vectors of narrow results pack into whole vectors for the stores.
 const UNROLL: usize = 4;
 /// The largest block (AVX-512), and the largest head before a 64-byte boundary (64 bytes).
@@ -365,20 +370,20 @@ macro_rules! convert_slice {
                 i += n;
             }
             // A narrowing reads more than it writes, and one sequential stream of reads keeps
-            // too few lines in flight: it converts two halves side by side, taking a whole
-            // destination line (`step` values, one block or more) from each in turn, so that
-            // no line is left half written. A widening is bound by its writes, and a second
-            // stream only slows it.
+            // too few lines in flight: it converts `NARROW_STREAMS` equal parts side by side,
+            // taking a whole destination line (`step` values, one block or more) from each in
+            // turn, so that no line is left half written. A widening is bound by its writes,
+            // and a second stream only slows it.
             let step = block * (64 / (block * size_of::<$D>())).max(1);
             let per_step = step / block;
-            let steps = if size_of::<$S>() > size_of::<$D>() { (len - i) / step / 2 } else { 0 };
-            let (first, second, rest) = (i, i + steps * step, i + 2 * steps * step);
-            let paired = 2 * steps * per_step;
+            let streams = if size_of::<$S>() > size_of::<$D>() { NARROW_STREAMS } else { 1 };
+            let steps = (len - i) / step / streams;
+            let (first, rest) = (i, i + streams * steps * step);
+            let paired = streams * steps * per_step;
             for b in 0..paired + (len - rest) / block {
                 let at = if b < paired {
-                    let (k, r) = (b / (2 * per_step), b % (2 * per_step));
-                    let half = if r < per_step { first } else { second };
-                    half + k * step + r % per_step * block
+                    let (k, r) = (b / (streams * per_step), b % (streams * per_step));
+                    first + r / per_step * steps * step + k * step + r % per_step * block
                 } else {
                     rest + (b - paired) * block
                 };
