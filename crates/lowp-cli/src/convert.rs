@@ -96,9 +96,9 @@ pub struct ConvertArgs {
     report: Option<PathBuf>,
 
     /// Exit 1 when a tensor's verdict is `fail` (`--strict`, or `--strict=fail`), or `warn` or
-    /// `fail` (`--strict=warn`), or an --only pattern matches no tensor. OUT is then not
-    /// written (an existing OUT is left as it was); the report is printed, and --report
-    /// written, all the same.
+    /// `fail` (`--strict=warn`), or an --only or --keep-f32 pattern matches no tensor. OUT is
+    /// then not written (an existing OUT is left as it was); the report is printed, and
+    /// --report written, all the same.
     #[arg(long, value_name = "LEVEL", value_enum, num_args = 0..=1, require_equals = true,
           default_missing_value = "fail")]
     strict: Option<StrictLevel>,
@@ -133,8 +133,8 @@ rounding, and W.scale (F32, shape []) holds 1/s: the values are restored as W * 
 report's scale column (and the JSON's `scale`) shows that stored 1/s.
 
 Exit codes: 0 done; 1 a missing, unreadable, malformed or unwritable file (the message names
-the path and the reason), or with --strict a verdict at its level or an --only pattern that
-matches nothing (OUT not written); 2 usage; 130 interrupted.";
+the path and the reason), or with --strict a verdict at its level or an --only or --keep-f32
+pattern that matches nothing (OUT not written); 2 usage; 130 interrupted.";
 
 /// The `--rounding` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -312,20 +312,30 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
     } else {
         comparison(&reports).to_text() + "\n" + &compared_summary(&reports, seconds)
     };
-    // Every target's report has the same tensors, so one says what --only matched.
+    // Every target's report has the same tensors, so one says what the patterns matched.
     let unmatched: Vec<String> = reports.first().map_or_else(Vec::new, |(to, r)| {
         let options = options(*to);
-        let unmatched = options.unmatched_only(&r.tensors);
-        unmatched.into_iter().map(str::to_string).collect()
+        let only = options.unmatched_only(&r.tensors).into_iter();
+        let keep = options.unmatched_keep_f32(&r.tensors).into_iter();
+        only.map(|p| format!("--only '{p}' matches no tensor"))
+            .chain(keep.map(|p| format!("--keep-f32 '{p}' matches no tensor")))
+            .collect()
     });
     let (failed, warned) = worst_counts(&reports);
     let Some(level) = args.strict else {
-        for pattern in &unmatched {
-            warn(&format!("--only '{pattern}' matches no tensor"));
+        for message in &unmatched {
+            warn(message);
         }
         text += &strict_hint(failed, warned, args.dry_run);
         return Ok(text);
     };
+    // lowp-io decided whether to write; what follows only says why.
+    if !reports
+        .iter()
+        .any(|(to, r)| options(*to).refuses(&r.tensors))
+    {
+        return Ok(text);
+    }
     let mut why = Vec::new();
     if failed > 0 {
         why.push(tensors(failed, "failed"));
@@ -333,14 +343,7 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
     if warned > 0 && level == StrictLevel::Warn {
         why.push(tensors(warned, "got warn"));
     }
-    why.extend(
-        unmatched
-            .iter()
-            .map(|p| format!("--only '{p}' matches no tensor")),
-    );
-    if why.is_empty() {
-        return Ok(text);
-    }
+    why.extend(unmatched);
     // The report is what tells the user what to fix: it goes out before the error.
     output::emit(&text)?;
     let flag = match level {

@@ -924,38 +924,44 @@ fn strict_warn_exits_1_on_warn_too() {
 }
 
 #[test]
-fn only_that_matches_nothing_warns_and_strict_fails() {
+fn patterns_that_match_nothing_warn_and_strict_fails() {
     let dir = scratch("only-nothing");
     let model = data("model_f32.safetensors");
     let out = dir.join("o.safetensors");
-    let args = [
-        s(&model),
-        s(&out),
-        "--to",
-        "bf16",
-        "--only",
-        "layers.0.attn.*,decoder.*",
-    ];
-    let (code, stdout, stderr) = run(&args);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(stderr, "warning: --only 'decoder.*' matches no tensor\n");
-    assert!(stdout.contains("wrote"), "{stdout}");
-    let mut strict = args.to_vec();
-    strict.push("--strict");
-    std::fs::remove_file(&out).unwrap();
-    let (code, _, stderr) = run(&strict);
-    assert_eq!(code, Some(1), "{stderr}");
-    assert_eq!(
-        stderr,
-        format!(
-            "error: --only 'decoder.*' matches no tensor (--strict); {} not written\n",
-            out.display()
-        )
-    );
-    assert!(!out.exists());
+    // --keep-f32 too: a misspelt norm pattern would quietly leave the norms converted. (The
+    // --only keeps out a tensor whose values overflow bf16, which --strict would refuse.)
+    for (flag, patterns, missing) in [
+        ("--only", "layers.0.attn.*,decoder.*", "decoder.*"),
+        ("--keep-f32", "*norm*,*nrom*", "*nrom*"),
+    ] {
+        let only = "--only=layers.0.*";
+        let args = [s(&model), s(&out), "--to", "bf16", only, flag, patterns];
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!("warning: {flag} '{missing}' matches no tensor\n")
+        );
+        assert!(stdout.contains("wrote"), "{stdout}");
+        let mut strict = args.to_vec();
+        strict.push("--strict");
+        std::fs::remove_file(&out).unwrap();
+        let (code, _, stderr) = run(&strict);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "error: {flag} '{missing}' matches no tensor (--strict); {} not written\n",
+                out.display()
+            )
+        );
+        assert!(!out.exists());
+    }
     // A pattern that matches is silent.
-    let (code, _, stderr) = run(&[s(&model), "--dry-run", "--to", "bf16", "--only", "emb*"]);
-    assert_eq!((code, stderr.as_str()), (Some(0), ""));
+    for flag in ["--only", "--keep-f32"] {
+        let (code, _, stderr) = run(&[s(&model), "--dry-run", "--to", "bf16", flag, "emb*"]);
+        assert_eq!((code, stderr.as_str()), (Some(0), ""));
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

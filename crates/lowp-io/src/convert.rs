@@ -97,8 +97,8 @@ pub struct Options {
     /// Scale each FP8 tensor by the power of two that fits its largest magnitude, storing the
     /// inverse as the F32 scalar `NAME.scale` (`--fp8-scale per-tensor`).
     pub per_tensor_scale: bool,
-    /// Leave the output unwritten when a tensor's verdict is this or worse, or an `--only`
-    /// pattern matches no tensor (`--strict`; `None`: always write). The conversion still runs
+    /// Leave the output unwritten when a tensor's verdict is this or worse, or an `--only` or
+    /// `--keep-f32` pattern matches no tensor (`--strict`; `None`: always write). The conversion still runs
     /// to the end and gives its report, with [`Report::written`] false; an existing output is
     /// left as it was.
     pub strict: Option<Verdict>,
@@ -169,19 +169,23 @@ impl Options {
     /// The `--only` patterns that match none of the reported tensors' names, in the order
     /// given.
     pub fn unmatched_only<'a>(&'a self, tensors: &[TensorReport]) -> Vec<&'a str> {
-        self.only
-            .iter()
-            .filter(|p| !tensors.iter().any(|t| glob(p, &t.name)))
-            .map(String::as_str)
-            .collect()
+        unmatched(&self.only, tensors)
+    }
+
+    /// The `--keep-f32` patterns that match none of the reported tensors' names, in the order
+    /// given: most likely a misspelt name, which would leave the tensors it meant converted.
+    pub fn unmatched_keep_f32<'a>(&'a self, tensors: &[TensorReport]) -> Vec<&'a str> {
+        unmatched(&self.keep_f32, tensors)
     }
 
     /// Whether [`Options::strict`] keeps the output of a conversion that gave `tensors` from
-    /// being written.
+    /// being written: a verdict at its level or worse, or an `--only` or `--keep-f32` pattern
+    /// that matches no tensor.
     pub fn refuses(&self, tensors: &[TensorReport]) -> bool {
         self.strict.is_some_and(|level| {
             tensors.iter().any(|t| t.verdict(self.saturate).0 <= level)
                 || !self.unmatched_only(tensors).is_empty()
+                || !self.unmatched_keep_f32(tensors).is_empty()
         })
     }
 
@@ -257,6 +261,15 @@ impl Options {
             scale_name: (scaled && writing).then(|| format!("{name}.scale")),
         }
     }
+}
+
+/// The `patterns` that match none of the `tensors`' names, in the order given.
+fn unmatched<'a>(patterns: &'a [String], tensors: &[TensorReport]) -> Vec<&'a str> {
+    patterns
+        .iter()
+        .filter(|p| !tensors.iter().any(|t| glob(p, &t.name)))
+        .map(String::as_str)
+        .collect()
 }
 
 /// Whether `name` matches the glob `pattern`: `*` any run of characters (dots included), `?`
@@ -616,6 +629,38 @@ mod tests {
             "already f32"
         );
         assert!(opts.plan("ids", None, true).target.is_none());
+    }
+
+    #[test]
+    fn strict_refuses_a_pattern_that_matches_nothing() {
+        let kept = |name: &str| TensorReport {
+            name: name.into(),
+            shape: vec![4],
+            from: "F32".into(),
+            to: "F32".into(),
+            target: None,
+            stats: None,
+            scale: None,
+            note: "kept".into(),
+            bytes_in: 16,
+            bytes_out: 16,
+            quant: None,
+        };
+        let tensors = [kept("a.norm.weight"), kept("a.bias")];
+        let opts = |only: &[&str], keep: &[&str], strict| Options {
+            only: only.iter().map(|p| p.to_string()).collect(),
+            keep_f32: keep.iter().map(|p| p.to_string()).collect(),
+            strict,
+            ..Options::new(PathBuf::new(), None, FloatType::BF16)
+        };
+        let level = Some(Verdict::Fail);
+        assert!(!opts(&["a.*"], &["*norm*"], level).refuses(&tensors));
+        let typo = opts(&["a.*", "b.*"], &["*nrom*", "*norm*"], level);
+        assert_eq!(typo.unmatched_only(&tensors), ["b.*"]);
+        assert_eq!(typo.unmatched_keep_f32(&tensors), ["*nrom*"]);
+        assert!(typo.refuses(&tensors));
+        assert!(opts(&[], &["*nrom*"], level).refuses(&tensors));
+        assert!(!opts(&[], &["*nrom*"], None).refuses(&tensors));
     }
 
     /// A deterministic generator (splitmix64).
