@@ -66,18 +66,24 @@ impl Input {
     }
 
     /// What the f64 stand-in of a written-out number lost, in words, when the number is beyond
-    /// f64's range (`1e400 is beyond f64's range: read as inf`) or nonzero below half its
-    /// smallest subnormal (`1e-400 is below f64's smallest value: read as 0`); `None` when the
-    /// f64 is the number or its nearest neighbour, and for bit patterns.
+    /// f64's range (`1e400 is beyond f64's range: read as inf; …`) or nonzero below half its
+    /// smallest subnormal (`1e-400 is below f64's smallest subnormal: read as 0; …`), and what
+    /// the errors are measured against instead ([`measured_as`]); `None` when the f64 is the
+    /// number or its nearest neighbour, and for bit patterns.
     pub fn f64_note(&self, text: &str) -> Option<String> {
         let Input::Decimal(x) = *self else {
             return None;
         };
         let sign = if x.is_sign_negative() { "-" } else { "" };
+        // The error columns measure against `measured_as`, not the f64 read: say which.
         match f64_lost(x, text)? {
-            Lost::Overflow => Some(format!("{text} is beyond f64's range: read as {sign}inf")),
+            Lost::Overflow => Some(format!(
+                "{text} is beyond f64's range: read as {sign}inf; errors are measured against \
+                 {sign}f64::MAX"
+            )),
             Lost::Underflow => Some(format!(
-                "{text} is below f64's smallest subnormal: read as {sign}0"
+                "{text} is below f64's smallest subnormal: read as {sign}0; errors are measured \
+                 against {sign}0x1p-1074, that subnormal"
             )),
         }
     }
@@ -461,19 +467,25 @@ mod tests {
         let note = |t: &str| Input::parse(t, None, AS).unwrap().f64_note(t);
         assert_eq!(
             note("1e400").as_deref(),
-            Some("1e400 is beyond f64's range: read as inf")
+            Some("1e400 is beyond f64's range: read as inf; errors are measured against f64::MAX")
         );
         assert_eq!(
             note("-1e400").as_deref(),
-            Some("-1e400 is beyond f64's range: read as -inf")
+            Some(
+                "-1e400 is beyond f64's range: read as -inf; errors are measured against -f64::MAX"
+            )
         );
         assert_eq!(
             note("0x1p1024").as_deref(),
-            Some("0x1p1024 is beyond f64's range: read as inf")
+            Some(
+                "0x1p1024 is beyond f64's range: read as inf; errors are measured against f64::MAX"
+            )
         );
         assert_eq!(
             note("1e-400").as_deref(),
-            Some("1e-400 is below f64's smallest subnormal: read as 0")
+            Some(
+                "1e-400 is below f64's smallest subnormal: read as 0; errors are measured against 0x1p-1074, that subnormal"
+            )
         );
         for plain in [
             "inf",

@@ -764,6 +764,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "plot")]
     #[test]
     fn report_pictures_show_only_the_chosen_formats() {
         use crate::plot::PALETTE;

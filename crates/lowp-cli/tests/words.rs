@@ -172,7 +172,7 @@ fn inspect_reads_infinities_nan_and_f64_overflow() {
     let v = inspect("-1e400", "f16");
     assert_eq!(
         v["input"]["note"],
-        "-1e400 is beyond f64's range: read as -inf"
+        "-1e400 is beyond f64's range: read as -inf; errors are measured against -f64::MAX"
     );
     assert_eq!(v["results"][0]["bits"], "0xfc00", "{v}");
     let v = inspect("inf", "f16");
