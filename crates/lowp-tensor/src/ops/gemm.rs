@@ -17,7 +17,7 @@
 use crate::dtype::DType;
 use crate::element::{FloatElement, Real};
 use crate::simd::Path;
-use crate::simd::dot_bf16::{self, pair, pair_tiles};
+use crate::simd::dot_bf16::{self, Exponents, pair_tiles, pair_up};
 use crate::simd::gemm::{MAX_MR, Tile, micro_tiles};
 use rayon::prelude::*;
 
@@ -86,7 +86,7 @@ pub(crate) fn gemm<T: FloatElement>(
             let kc = KC.min(k - pc);
             pack_b(b, n, pc, kc, jc, nc, tile.nr, pack);
             if let (false, Some(pack)) = (pairs.is_empty(), T::Acc::as_f32s(pack)) {
-                *exponents = pair_up(pack, nc.div_ceil(tile.nr), kc, tile.nr, pairs);
+                *exponents = pair_up(path, pack, nc.div_ceil(tile.nr), kc, tile.nr, pairs);
             }
         };
         if parallel {
@@ -196,7 +196,7 @@ fn row_block<T: FloatElement>(
                 T::Acc::as_f32s(a_pack),
                 T::Acc::as_f32s_mut(acc),
             ) {
-                let exponents = pair_up(a_f32, mc.div_ceil(tile.mr), kc, tile.mr, a_pairs);
+                let exponents = pair_up(path, a_f32, mc.div_ceil(tile.mr), kc, tile.mr, a_pairs);
                 acc_ready = acc_ready || acc_f32.iter().all(|&c| Exponents::ready(c));
                 if acc_ready && exponents.pairs_are_exact(b_exponents[pc / KC]) {
                     pair_tiles(mc, nc, kc, a_pairs, &b_pairs[pc / KC], acc_f32, nc);
@@ -267,38 +267,9 @@ fn uses_pairs<T: FloatElement>(path: Path, k: usize) -> bool {
     T::DTYPE == DType::BF16 && path == Path::Avx512Bf16 && dot_bf16::supported() && k <= 1 << 20
 }
 
-/// The exponents of a block's values, which decide whether the pair kernel gives the FMA
-/// chain's bits on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Exponents {
-    /// No value is subnormal, infinite or NaN.
-    clean: bool,
-    /// The smallest and largest exponent (unbiased, `floor(log2 |x|)`) of the nonzero
-    /// values; `i32::MAX` and `i32::MIN` when there are none.
-    min: i32,
-    max: i32,
-}
-
+// The gate of the pair kernel: when the exponents of two blocks (`dot_bf16::Exponents`, which
+// `pair_up` scans) promise that `vdpbf16ps` gives the FMA chain's bits.
 impl Exponents {
-    /// A block of zeros (or none yet seen).
-    const NONE: Exponents = Exponents {
-        clean: true,
-        min: i32::MAX,
-        max: i32::MIN,
-    };
-
-    /// Takes `x` into account.
-    #[inline(always)]
-    fn add(&mut self, x: f32) {
-        let biased = ((x.to_bits() >> 23) & 0xff) as i32;
-        let zero = x.to_bits() << 1 == 0;
-        self.clean &= zero || (biased != 0 && biased != 0xff);
-        if !zero {
-            self.min = self.min.min(biased - 127);
-            self.max = self.max.max(biased - 127);
-        }
-    }
-
     /// Whether an accumulator `c` of any history may enter a pair block: 0, or normal with an
     /// exponent from -103 to 113 (so a multiple of 2^-126 below 2^114). A sufficient test:
     /// the accumulators a pair block leaves are multiples of 2^-126 without it.
@@ -326,29 +297,6 @@ impl Exponents {
         let zeros = self.min == i32::MAX || b.min == i32::MAX;
         self.clean && b.clean && (zeros || (self.min + b.min >= -112 && self.max + b.max <= 100))
     }
-}
-
-/// Pairs up a block packed in `slivers` slivers of `w` columns (step `p`, column `c` at `(s *
-/// kc + p) * w + c`): pair `q` of column `c` at `(s * kp + q) * w + c`, `kp = kc.div_ceil(2)`,
-/// holding steps `2q` (first) and `2q + 1` (zero past `kc`). Returns the block's exponents.
-fn pair_up(pack: &[f32], slivers: usize, kc: usize, w: usize, pairs: &mut [u32]) -> Exponents {
-    let kp = kc.div_ceil(2);
-    let mut exponents = Exponents::NONE;
-    for s in 0..slivers {
-        let src = &pack[s * kc * w..(s + 1) * kc * w];
-        let dst = &mut pairs[s * kp * w..(s + 1) * kp * w];
-        for (q, out) in dst.chunks_exact_mut(w).enumerate() {
-            let first = &src[2 * q * w..(2 * q + 1) * w];
-            let second = src.get((2 * q + 1) * w..(2 * q + 2) * w);
-            for (c, o) in out.iter_mut().enumerate() {
-                *o = pair(first[c], second.map_or(0.0, |s| s[c]));
-            }
-        }
-        for &x in src {
-            exponents.add(x);
-        }
-    }
-    exponents
 }
 
 /// Packs rows `i0..i0 + mc`, columns `p0..p0 + kc` of `a` (row stride `k`) into slivers of
@@ -647,6 +595,44 @@ mod tests {
         assert!(!Exponents::ready(2f32.powi(-104)) && !Exponents::ready(2f32.powi(114)));
     }
 
+    /// On every path, `pair_up`'s exponents are [`Exponents::add`]'s over the same values,
+    /// whatever mix of zeros, subnormals, infinities, NaNs and normal exponents a block holds,
+    /// and its pairs are the same.
+    #[test]
+    fn pair_up_scans_exponents_as_add_does_on_every_path() {
+        let specials = [0.0f32, -0.0, 1.0, -0.75, 2f32.powi(-126), f32::from_bits(1)];
+        let specials = [&specials[..], &[f32::INFINITY, f32::NAN, 3e38, -1e-30]].concat();
+        let mut state = 5u64;
+        let (w, kc, slivers) = (4usize, 7usize, 3usize);
+        for trial in 0..400 {
+            let pack: Vec<f32> = (0..slivers * kc * w)
+                .map(|i| match (trial + i) % 5 {
+                    // Mostly zeros and one or two specials: the clean and empty cases too.
+                    0 if trial % 3 == 0 => specials[(trial / 3 + i) % specials.len()],
+                    0 | 1 => bf16_between(&mut state, -30 - trial as i32 % 90, 30),
+                    _ => 0.0,
+                })
+                .collect();
+            let mut want = Exponents::NONE;
+            pack.iter().for_each(|&x| want.add(x));
+            let mut first: Option<Vec<u32>> = None;
+            for path in Path::ALL.into_iter().filter(|p| p.is_supported()) {
+                let mut pairs = vec![0u32; slivers * kc.div_ceil(2) * w];
+                let got = pair_up(path, &pack, slivers, kc, w, &mut pairs);
+                if want.clean {
+                    assert_eq!(got, want, "{path:?} {pack:?}");
+                } else {
+                    assert!(!got.clean, "{path:?} {pack:?}");
+                }
+                assert_eq!(
+                    *first.get_or_insert_with(|| pairs.clone()),
+                    pairs,
+                    "{path:?}"
+                );
+            }
+        }
+    }
+
     /// Pairs hold step `2q` in the high half and `2q + 1` (or zero) in the low half, sliver
     /// by sliver.
     #[test]
@@ -654,7 +640,7 @@ mod tests {
         let (w, kc, slivers) = (3usize, 5usize, 2usize);
         let pack: Vec<f32> = (0..slivers * kc * w).map(|i| (i + 1) as f32).collect();
         let mut pairs = vec![0u32; slivers * kc.div_ceil(2) * w];
-        pair_up(&pack, slivers, kc, w, &mut pairs);
+        pair_up(Path::best(), &pack, slivers, kc, w, &mut pairs);
         let half = |x: f32| x.to_bits() >> 16;
         // Sliver 1, pair 1, column 2: steps 2 and 3 of that sliver.
         let at = (kc.div_ceil(2) + 1) * w + 2;
@@ -696,8 +682,11 @@ mod tests {
                 let mut acc = vec![0f32; mc * nc];
                 let mut ap = vec![0u32; a_pack.len()];
                 let mut bp = vec![0u32; b_pack.len()];
-                let ea = pair_up(&a_pack, mc.div_ceil(tile.mr), kc, tile.mr, &mut ap);
-                let eb = pair_up(&b_pack, nc.div_ceil(tile.nr), kc, tile.nr, &mut bp);
+                let pair = |pack: &[f32], w: usize, n: usize, pairs: &mut [u32]| {
+                    pair_up(Path::Avx512Bf16, pack, n.div_ceil(w), kc, w, pairs)
+                };
+                let ea = pair(&a_pack, tile.mr, mc, &mut ap);
+                let eb = pair(&b_pack, tile.nr, nc, &mut bp);
                 if pairs {
                     pair_tiles(mc, nc, kc, &ap, &bp, &mut acc, nc);
                 } else {

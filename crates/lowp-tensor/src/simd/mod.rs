@@ -109,11 +109,11 @@ impl Path {
 macro_rules! dispatch {
     (
         $path:expr,
-        fn $name:ident<$($g:ident: $b:path),*>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block
+        fn $name:ident$(<$($g:ident: $b:path),*>)?($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block
     ) => {{
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
-        unsafe fn $name<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+        unsafe fn $name$(<$($g: $b),*>)?($($arg: $ty),*) -> $ret $body
         #[cfg(target_arch = "x86_64")]
         if $path == $crate::simd::Path::Avx2Fma && $path.is_supported() {
             // SAFETY: the CPU was just checked to have AVX2 and FMA, all the function
@@ -123,7 +123,7 @@ macro_rules! dispatch {
         #[cfg(target_arch = "x86_64")]
         if $path.is_avx512() && $path.is_supported() {
             #[target_feature(enable = "avx512f,avx2,fma")]
-            unsafe fn $name<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+            unsafe fn $name$(<$($g: $b),*>)?($($arg: $ty),*) -> $ret $body
             // SAFETY: the CPU was just checked to have AVX-512 F, AVX2 and FMA, all the
             // function needs; its body is safe code.
             return unsafe { $name($($arg),*) };
