@@ -74,23 +74,36 @@ impl Path {
         matches!(self, Path::Avx512 | Path::Avx512Bf16)
     }
 
-    /// The path the kernels run on: the widest this CPU has ([`Path::Avx512`], then
-    /// [`Path::Avx2Fma`]) where the process runs a vector path at all, else
-    /// [`Path::Portable`]. The conversions' choice in [`lowp::cpu::active_path`] steers it:
-    /// `LOWP_FORCE_PATH=portable` pins these kernels to the portable loops, and a forced
-    /// `f16c` (lowp's AVX2 path) keeps them off AVX-512.
+    /// The path the kernels run on: the widest this CPU has ([`Path::Avx512Bf16`] where it is
+    /// the faster, [`Path::Avx512`], then [`Path::Avx2Fma`]) where the process runs a vector
+    /// path at all, else [`Path::Portable`]. The conversions' choice in
+    /// [`lowp::cpu::active_path`] steers it: `LOWP_FORCE_PATH=portable` pins these kernels to
+    /// the portable loops, a forced `f16c` (lowp's AVX2 path) keeps them off AVX-512, and a
+    /// forced `avx512` off `vdpbf16ps`.
     ///
-    /// [`Path::Avx512Bf16`] is never chosen here: on the one AVX512-BF16 machine it was
-    /// measured on (Intel Sapphire Rapids, 2026-11-27), its bf16 products ran at 0.5 to 0.75
-    /// of the speed of [`Path::Avx512`]'s, which widen bf16 to f32 while packing (see
-    /// `docs/performance.md`). It gives the same bits; ask for it with [`crate::matmul_on`].
+    /// Every path gives the same bits, so the choice is speed alone. [`Path::Avx512Bf16`]'s
+    /// bf16 products ran at 1.6 times [`Path::Avx512`]'s on an AMD Zen 4 (2026-11-28) and at
+    /// 0.5 to 0.75 times on an Intel Sapphire Rapids (2026-11-27; see
+    /// `docs/performance.md`). It is chosen where AVX512-BF16 comes without AVX512-FP16, as
+    /// on AMD's Zen 4 and 5, and not beside AVX512-FP16, as on Intel's Sapphire Rapids and its
+    /// successors; [`crate::matmul_on`] runs either anywhere it is supported.
     pub fn best() -> Path {
         use lowp::cpu::Path as Conversions;
         match lowp::cpu::active_path() {
             Conversions::Portable => Path::Portable,
             Conversions::F16c => Self::widest(&[Path::Avx2Fma]),
+            Conversions::Avx512Bf16 if Self::pairs_are_faster() => {
+                Self::widest(&[Path::Avx512Bf16, Path::Avx512, Path::Avx2Fma])
+            }
             _ => Self::widest(&[Path::Avx512, Path::Avx2Fma]),
         }
+    }
+
+    /// Whether `vdpbf16ps` is expected to beat the FMA kernel on this CPU: AVX512-BF16
+    /// without AVX512-FP16 (see [`Path::best`]).
+    fn pairs_are_faster() -> bool {
+        lowp::cpu::has(lowp::cpu::Feature::Avx512Bf16)
+            && !lowp::cpu::has(lowp::cpu::Feature::Avx512Fp16)
     }
 
     /// The first of `paths` this CPU runs, else [`Path::Portable`].
