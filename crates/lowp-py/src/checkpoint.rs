@@ -2,10 +2,11 @@
 
 use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::{FloatType, Options, Target};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
+use std::ffi::CString;
 use std::path::PathBuf;
 
 /// Stores a checkpoint (safetensors, .npy or .npz, or a safetensors model directory) in
@@ -45,6 +46,8 @@ use std::path::PathBuf;
 /// bytes_per_param, then
 /// verdict ("fail", "warn", "ok", "exact" or "kept"), why and shape. Figures that do not
 /// apply are None.
+///
+/// Warns (UserWarning) for each pattern of only or keep that matches no tensor.
 ///
 /// Raises ValueError for a request that cannot be carried out (an unknown type, src and dst
 /// the same file, dst of another kind than src, fp8_scale on a non-FP8 type), OSError for a
@@ -122,6 +125,17 @@ pub fn convert<'py>(
         lowp_io::Error::File(m) => PyOSError::new_err(m),
         lowp_io::Error::Cancelled => PyKeyboardInterrupt::new_err(e.to_string()),
     })?;
+    // A pattern that matches nothing is most likely misspelt: say so, as `lowp convert` does.
+    let unmatched = opts
+        .unmatched_only(&report.tensors)
+        .into_iter()
+        .map(|p| ("only", p));
+    let keep = opts.unmatched_keep_f32(&report.tensors).into_iter();
+    for (arg, pattern) in unmatched.chain(keep.map(|p| ("keep", p))) {
+        let message = format!("{arg} pattern '{pattern}' matches no tensor").replace('\0', "\\0");
+        let message = CString::new(message).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)?;
+    }
     let list = PyList::empty(py);
     for record in report.records() {
         let dict = PyDict::new(py);

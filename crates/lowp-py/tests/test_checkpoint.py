@@ -79,6 +79,18 @@ def test_bf16_values_match_ml_dtypes_and_the_report_describes_them(model, tmp_pa
     assert by_name["norm.weight"]["why"] == "already f32"
 
 
+def test_patterns_that_match_nothing_warn_and_still_convert(model, tmp_path):
+    src, _ = model
+    dst = tmp_path / "out.safetensors"
+    with pytest.warns(UserWarning) as caught:
+        lowp.convert(src, dst, to="bf16", only=["layer.*", "decoder.*"], keep=["*nrom*"])
+    assert [str(w.message) for w in caught] == [
+        "only pattern 'decoder.*' matches no tensor",
+        "keep pattern '*nrom*' matches no tensor",
+    ]
+    assert dst.exists()
+
+
 def test_dry_run_writes_nothing_and_counts_overflow(tmp_path):
     src = tmp_path / "big.safetensors"
     write_safetensors(src, {"w": np.float32([1.0, 1000.0, -1e6, 0.0])})
