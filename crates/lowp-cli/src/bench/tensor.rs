@@ -131,23 +131,21 @@ fn done() {
     }
 }
 
-/// The wrapping sum of `bytes` read as little-endian u64 words in eight running sums: a read
-/// of every byte with next to no arithmetic, so its speed is that of the memory reading it
-/// (the ceiling of any sum). Compiled for the CPU's vector path by [`lowp::vectorized`].
+/// The wrapping sum of `bytes` read as little-endian u64 words (and the bytes past the last
+/// whole word): a read of every byte with next to no arithmetic, so its speed is that of the
+/// memory reading it (the ceiling of any sum). Compiled for the CPU's vector path by
+/// [`lowp::vectorized`]; the compiler splits the one sum into running sums in registers.
+///
+/// Written as eight running sums over 64-byte chunks, this compiled for AVX-512 to gathers
+/// (`vpgatherdq`, one lane per chunk) and read at a fifth of the sum's speed on a Zen 4.
 fn read_all(bytes: &[u8]) -> u64 {
     lowp::vectorized(
         #[inline(always)]
         || {
-            let mut lanes = [0u64; 8];
-            let mut chunks = bytes.chunks_exact(64);
-            for chunk in &mut chunks {
-                for (l, word) in lanes.iter_mut().zip(chunk.chunks_exact(8)) {
-                    let word: [u8; 8] = word.try_into().expect("8 bytes");
-                    *l = l.wrapping_add(u64::from_le_bytes(word));
-                }
-            }
-            let tail = chunks.remainder().iter().map(|&b| u64::from(b));
-            lanes.into_iter().chain(tail).fold(0, u64::wrapping_add)
+            let (words, rest) = bytes.as_chunks::<8>();
+            let words = words.iter().map(|&w| u64::from_le_bytes(w));
+            let rest = rest.iter().map(|&b| u64::from(b));
+            words.chain(rest).fold(0, u64::wrapping_add)
         },
     )
 }
@@ -437,4 +435,18 @@ fn matmul_row(
         ratio(vs_f32),
         ratio(vs_numpy),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn read_all_adds_every_word_and_the_bytes_past_the_last() {
+        let bytes: Vec<u8> = (0..77u8).map(|b| b.wrapping_mul(37)).collect();
+        // Byte i weighs 256^(i mod 8) within its word, and 1 past the last whole word (72).
+        let want = bytes.iter().enumerate().fold(0u64, |sum, (i, &b)| {
+            let weight = if i < 72 { 1u64 << (8 * (i % 8)) } else { 1 };
+            sum.wrapping_add(u64::from(b).wrapping_mul(weight))
+        });
+        assert_eq!(super::read_all(&bytes), want);
+    }
 }
