@@ -98,9 +98,9 @@ pub struct Options {
     /// inverse as the F32 scalar `NAME.scale` (`--fp8-scale per-tensor`).
     pub per_tensor_scale: bool,
     /// Leave the output unwritten when a tensor's verdict is this or worse, or an `--only` or
-    /// `--keep-f32` pattern matches no tensor (`--strict`; `None`: always write). The conversion still runs
-    /// to the end and gives its report, with [`Report::written`] false; an existing output is
-    /// left as it was.
+    /// `--keep-f32` pattern matches no tensor (`--strict`; `None`: always write). The
+    /// conversion still runs to the end and gives its report, with [`Report::written`] false;
+    /// an existing output is left as it was.
     pub strict: Option<Verdict>,
 }
 

@@ -389,7 +389,8 @@ pub(super) fn matmul(args: &MatmulArgs) -> Result<String, CliError> {
          samples of at least {} s. Every dtype accumulates in f32 (ordered fused multiply-adds; \
          see lowp_tensor::ops::gemm); the narrower ones are widened while their blocks are \
          packed, except bf16 on the avx512bf16 path, which vdpbf16ps multiplies in pairs with \
-         the same bits. vs f32: lowp's f32 time over this dtype's, in the same threading. {numpy}\n",
+         the same bits. vs f32: lowp's f32 time over this dtype's, in the same threading. \
+         {numpy}\n",
         paths(),
         table.to_text(),
         args.min_time

@@ -202,8 +202,8 @@ fn kind<T: LowpFloat>() -> Kind {
 
 /// How far ahead of the block being converted the streaming loop prefetches its source, in
 /// each of its streams. With four narrowing streams, 256 to 1024 bytes ran fastest on the
-/// Zen 3 this was measured on; 4096 (the best for two streams) cost the 8-bit narrowings
-/// about a fifth, and no software prefetch at all cost them as much.
+/// Zen 4 this was measured on (AVX-512 path); 4096 (the best for two streams on a Zen 3)
+/// cost the 8-bit narrowings about a fifth, and no software prefetch at all as much.
 const PREFETCH_BYTES: usize = 1024;
 
 /// How many parts of its slice a streaming narrowing converts side by side. One sequential
