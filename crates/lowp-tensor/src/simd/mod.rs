@@ -92,18 +92,12 @@ impl Path {
         match lowp::cpu::active_path() {
             Conversions::Portable => Path::Portable,
             Conversions::F16c => Self::widest(&[Path::Avx2Fma]),
-            Conversions::Avx512Bf16 if Self::pairs_are_faster() => {
+            // The conversions' path already says the CPU has AVX512-BF16.
+            Conversions::Avx512Bf16 if !lowp::cpu::has(lowp::cpu::Feature::Avx512Fp16) => {
                 Self::widest(&[Path::Avx512Bf16, Path::Avx512, Path::Avx2Fma])
             }
             _ => Self::widest(&[Path::Avx512, Path::Avx2Fma]),
         }
-    }
-
-    /// Whether `vdpbf16ps` is expected to beat the FMA kernel on this CPU: AVX512-BF16
-    /// without AVX512-FP16 (see [`Path::best`]).
-    fn pairs_are_faster() -> bool {
-        lowp::cpu::has(lowp::cpu::Feature::Avx512Bf16)
-            && !lowp::cpu::has(lowp::cpu::Feature::Avx512Fp16)
     }
 
     /// The first of `paths` this CPU runs, else [`Path::Portable`].
