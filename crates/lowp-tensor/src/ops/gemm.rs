@@ -18,7 +18,7 @@ use crate::dtype::DType;
 use crate::element::{FloatElement, Real};
 use crate::simd::Path;
 use crate::simd::dot_bf16::{self, Exponents, pair_tiles, pair_up};
-use crate::simd::gemm::{MAX_MR, Tile, micro_tiles};
+use crate::simd::gemm::{MAX_MR, Tile, micro_tiles, tiled_at, tiled_len};
 use rayon::prelude::*;
 
 /// Depth of a packed block.
@@ -180,14 +180,15 @@ fn row_block<T: FloatElement>(
     let (a_pack, acc) = (a_pack.values(), acc.values());
     for ic in (0..count).step_by(MC) {
         let mc = MC.min(count - ic);
-        let acc = &mut acc[..mc * nc];
-        acc.fill(T::Acc::ZERO);
+        let acc = &mut acc[..tiled_len(tile, mc, nc)];
         // Whether every accumulator is known to be a multiple of 2^-126 that the next pair
         // block cannot take past 2^127 (see `Exponents::pairs_are_exact`): true for zeros
         // and after pair blocks; after an FMA block, asked of the values (`ready`).
         let mut acc_ready = true;
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
+            // The first block sets the accumulators: nothing zeroes them before.
+            let fresh = pc == 0;
             pack_a(a, k, first + ic, mc, pc, kc, tile.mr, a_pack, rows);
             let at = pc * panel.width;
             let b = &panel.pack[at..at + kc * nc.next_multiple_of(tile.nr)];
@@ -199,16 +200,22 @@ fn row_block<T: FloatElement>(
                 let exponents = pair_up(path, a_f32, mc.div_ceil(tile.mr), kc, tile.mr, a_pairs);
                 acc_ready = acc_ready || acc_f32.iter().all(|&c| Exponents::ready(c));
                 if acc_ready && exponents.pairs_are_exact(b_exponents[pc / KC]) {
-                    pair_tiles(mc, nc, kc, a_pairs, &b_pairs[pc / KC], acc_f32, nc);
+                    pair_tiles(mc, nc, kc, a_pairs, &b_pairs[pc / KC], acc_f32, fresh);
                     continue;
                 }
                 acc_ready = false;
             }
-            micro_tiles(path, mc, nc, kc, a_pack, b, acc, nc);
+            micro_tiles(path, mc, nc, kc, a_pack, b, acc, fresh);
         }
+        // Each row gathered from its tiles, then rounded in one call.
+        let line = &mut rows[..nc];
         for i in 0..mc {
+            for (t, part) in line.chunks_mut(tile.nr).enumerate() {
+                let at = tiled_at(tile, mc, i, t * tile.nr);
+                part.copy_from_slice(&acc[at..at + part.len()]);
+            }
             let dst = &mut out[(ic + i) * n + jc..(ic + i) * n + jc + nc];
-            T::Acc::narrow(&acc[i * nc..(i + 1) * nc], dst, false);
+            T::Acc::narrow(line, dst, false);
         }
     }
 }
@@ -217,10 +224,10 @@ fn row_block<T: FloatElement>(
 struct Scratch<C> {
     /// A packed [`MC`]` x `[`KC`] block of `A`.
     a_pack: Aligned<C>,
-    /// [`MC`]` x width` accumulators (up to 192 KiB): on the heap, not in a thread's stack
-    /// frame.
+    /// [`MC`]` x width` accumulators (up to 192 KiB), tile by tile: on the heap, not in a
+    /// thread's stack frame.
     acc: Aligned<C>,
-    /// [`MAX_MR`] widened rows for [`pack_a`].
+    /// [`MAX_MR`] widened rows for [`pack_a`]; a row of accumulators on its way out.
     rows: Vec<C>,
     /// The pairs of the block of `A`, where the bf16 pair kernel runs.
     a_pairs: Vec<u32>,
@@ -232,7 +239,7 @@ impl<C: Real> Scratch<C> {
         Scratch {
             a_pack: Aligned::new(MC * KC),
             acc: Aligned::new(MC * width),
-            rows: vec![C::ZERO; MAX_MR * KC],
+            rows: vec![C::ZERO; (MAX_MR * KC).max(NC)],
             a_pairs: vec![0; if pairs { MC * KC.div_ceil(2) } else { 0 }],
         }
     }
@@ -679,7 +686,7 @@ mod tests {
                 pack_a(a, kc, 0, mc, 0, kc, tile.mr, &mut a_pack, &mut rows);
                 let mut b_pack = vec![0f32; nc.next_multiple_of(tile.nr) * kc];
                 pack_b(b, nc, 0, kc, 0, nc, tile.nr, &mut b_pack);
-                let mut acc = vec![0f32; mc * nc];
+                let mut acc = vec![f32::NAN; tiled_len(tile, mc, nc)];
                 let mut ap = vec![0u32; a_pack.len()];
                 let mut bp = vec![0u32; b_pack.len()];
                 let pair = |pack: &[f32], w: usize, n: usize, pairs: &mut [u32]| {
@@ -687,12 +694,15 @@ mod tests {
                 };
                 let ea = pair(&a_pack, tile.mr, mc, &mut ap);
                 let eb = pair(&b_pack, tile.nr, nc, &mut bp);
+                // Fresh: the NaNs left in `acc` must not be read.
                 if pairs {
-                    pair_tiles(mc, nc, kc, &ap, &bp, &mut acc, nc);
+                    pair_tiles(mc, nc, kc, &ap, &bp, &mut acc, true);
                 } else {
-                    all_tiles::<f32, 12, 32>(mc, nc, kc, &a_pack, &b_pack, &mut acc, nc);
+                    all_tiles::<f32, 12, 32>(mc, nc, kc, &a_pack, &b_pack, &mut acc, true);
                 }
-                let bits = acc.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let bits = (0..mc * nc)
+                    .map(|e| acc[tiled_at(tile, mc, e / nc, e % nc)].to_bits())
+                    .collect::<Vec<_>>();
                 (bits, ea.pairs_are_exact(eb))
             };
             let (pairs, allowed) = run(&a, &b, true);

@@ -176,7 +176,8 @@ impl ExponentLanes {
 /// Runs the tile kernel over every pair of slivers of a pair-packed `mc x kc` block of `A`
 /// (sliver `s`, pair `q`, row `r` at `(s * kp + q) * MR + r`, `kp = kc.div_ceil(2)`) and
 /// `kc x nc` block of `B` (sliver `t`, pair `q`, column `c` at `(t * kp + q) * NR + c`),
-/// updating the `mc x nc` accumulators `acc` (row-major, rows `stride` apart).
+/// updating the `mc x nc` accumulators `tiles` (laid out as [`super::gemm::tiled_at`] says),
+/// or setting them if `fresh` (whatever they held).
 ///
 /// # Panics
 ///
@@ -188,21 +189,20 @@ pub(crate) fn pair_tiles(
     kc: usize,
     a_pairs: &[u32],
     b_pairs: &[u32],
-    acc: &mut [f32],
-    stride: usize,
+    tiles: &mut [f32],
+    fresh: bool,
 ) {
     let kp = kc.div_ceil(2);
     assert!(supported(), "vdpbf16ps needs AVX512-BF16");
     assert!(
         a_pairs.len() >= mc.div_ceil(MR) * kp * MR && b_pairs.len() >= nc.div_ceil(NR) * kp * NR
     );
-    assert!(mc == 0 || acc.len() >= (mc - 1) * stride + nc);
-    each_tile::<f32, u32, MR, NR>(mc, nc, kp, a_pairs, b_pairs, acc, stride, |a, b, c| {
+    each_tile::<f32, u32, MR, NR>(mc, nc, kp, a_pairs, b_pairs, tiles, |a, b, c| {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `supported()` was asserted: the CPU has AVX-512 F and AVX512-BF16, all
         // `tile` needs; `a` holds `kp * MR` pairs and `b` `kp * NR` (`each_tile`'s slivers).
         unsafe {
-            tile(kp, a, b, c)
+            tile(kp, a, b, c, fresh)
         };
         #[cfg(not(target_arch = "x86_64"))]
         let _ = (a, b, c);
@@ -210,7 +210,7 @@ pub(crate) fn pair_tiles(
 }
 
 /// `kp` steps of `c[i] += a-pair[i] . b-pairs` over one sliver of each, the accumulators in
-/// 24 registers.
+/// 24 registers, starting from zeros instead of `c` if `fresh`.
 ///
 /// # Safety
 ///
@@ -218,7 +218,7 @@ pub(crate) fn pair_tiles(
 /// `kp * NR`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bf16")]
-unsafe fn tile(kp: usize, a: &[u32], b: &[u32], c: &mut [[f32; NR]; MR]) {
+unsafe fn tile(kp: usize, a: &[u32], b: &[u32], c: &mut [[f32; NR]; MR], fresh: bool) {
     use std::arch::x86_64::{
         __m512bh, _mm512_dpbf16_ps, _mm512_loadu_ps, _mm512_loadu_si512, _mm512_set1_epi32,
         _mm512_setzero_ps, _mm512_storeu_ps,
@@ -226,11 +226,13 @@ unsafe fn tile(kp: usize, a: &[u32], b: &[u32], c: &mut [[f32; NR]; MR]) {
     debug_assert!(a.len() >= kp * MR && b.len() >= kp * NR);
     let mut lo = [_mm512_setzero_ps(); MR];
     let mut hi = lo;
-    for i in 0..MR {
-        // SAFETY: each row of `c` holds 32 f32s: two 16-lane loads.
-        unsafe {
-            lo[i] = _mm512_loadu_ps(c[i].as_ptr());
-            hi[i] = _mm512_loadu_ps(c[i].as_ptr().add(16));
+    if !fresh {
+        for i in 0..MR {
+            // SAFETY: each row of `c` holds 32 f32s: two 16-lane loads.
+            unsafe {
+                lo[i] = _mm512_loadu_ps(c[i].as_ptr());
+                hi[i] = _mm512_loadu_ps(c[i].as_ptr().add(16));
+            }
         }
     }
     for q in 0..kp {

@@ -41,9 +41,24 @@ impl Tile {
 /// The largest tile of any path: [`crate::ops::gemm`]'s block sizes are multiples of it.
 pub(crate) const MAX_MR: usize = 12;
 
+/// Where the accumulator of row `i`, column `j` of an `mc`-row block sits when the block is
+/// laid out tile by tile, as [`each_tile`] keeps it: the tile of column sliver `t` and row
+/// sliver `s` at `(t * row_slivers + s) * mr * nr` (the order the kernel visits them), its
+/// `mr` rows of `nr` accumulators one after the other. A row's accumulators within one column
+/// sliver are contiguous. Rows and columns past the block's edge pad the last tiles.
+pub(crate) fn tiled_at(tile: Tile, mc: usize, i: usize, j: usize) -> usize {
+    let row_slivers = mc.div_ceil(tile.mr);
+    ((j / tile.nr * row_slivers + i / tile.mr) * tile.mr + i % tile.mr) * tile.nr + j % tile.nr
+}
+
+/// How many accumulators an `mc x nc` block takes in [`tiled_at`]'s layout: whole tiles.
+pub(crate) fn tiled_len(tile: Tile, mc: usize, nc: usize) -> usize {
+    mc.next_multiple_of(tile.mr) * nc.next_multiple_of(tile.nr)
+}
+
 /// [`all_tiles`] on `path`, with `path`'s tile: `a_pack` and `b_pack` must be packed in
 /// slivers of `Tile::on(path, size_of::<C>())`, or of the portable path's tile where the CPU
-/// lacks `path` (which then runs the portable code).
+/// lacks `path` (which then runs the portable code), and `tiles` laid out by that tile.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn micro_tiles<C: Real>(
     path: Path,
@@ -52,8 +67,8 @@ pub(crate) fn micro_tiles<C: Real>(
     kc: usize,
     a_pack: &[C],
     b_pack: &[C],
-    acc: &mut [C],
-    stride: usize,
+    tiles: &mut [C],
+    fresh: bool,
 ) {
     /// Calls `all_tiles` with the tile as const generics, compiled with `$features`.
     macro_rules! tiles {
@@ -66,15 +81,15 @@ pub(crate) fn micro_tiles<C: Real>(
                 kc: usize,
                 a_pack: &[C],
                 b_pack: &[C],
-                acc: &mut [C],
-                stride: usize,
+                tiles: &mut [C],
+                fresh: bool,
             ) {
-                all_tiles::<C, $mr, { $nr }>(mc, nc, kc, a_pack, b_pack, acc, stride)
+                all_tiles::<C, $mr, { $nr }>(mc, nc, kc, a_pack, b_pack, tiles, fresh)
             }
             debug_assert_eq!(Tile::on(path, size_of::<C>()), Tile { mr: $mr, nr: $nr });
             // SAFETY: the caller checked that the CPU has `$features`, all `run` needs; its
             // body is safe code.
-            unsafe { run(mc, nc, kc, a_pack, b_pack, acc, stride) }
+            unsafe { run(mc, nc, kc, a_pack, b_pack, tiles, fresh) }
         }};
     }
     let f64 = size_of::<C>() == 8;
@@ -89,24 +104,25 @@ pub(crate) fn micro_tiles<C: Real>(
     }
     // The caller packs for the portable tile on a path this CPU lacks.
     if f64 {
-        all_tiles::<C, 6, 8>(mc, nc, kc, a_pack, b_pack, acc, stride)
+        all_tiles::<C, 6, 8>(mc, nc, kc, a_pack, b_pack, tiles, fresh)
     } else {
-        all_tiles::<C, 6, 16>(mc, nc, kc, a_pack, b_pack, acc, stride)
+        all_tiles::<C, 6, 16>(mc, nc, kc, a_pack, b_pack, tiles, fresh)
     }
 }
 
 /// The micro-kernel: `c[i][j] = fma(a[p][i], b[p][j], c[i][j])` for `p` in order, over one
-/// sliver of each packed block. Written once; [`micro_tiles`] compiles it for each path and
-/// its tile.
+/// sliver of each packed block, starting from zeros instead of `c` if `fresh`. Written once;
+/// [`micro_tiles`] compiles it for each path and its tile.
 #[inline(always)]
 pub(crate) fn micro_kernel<C: Real, const MR: usize, const NR: usize>(
     kc: usize,
     a: &[C],
     b: &[C],
     c: &mut [[C; NR]; MR],
+    fresh: bool,
 ) {
     // A local copy the compiler can keep in registers for the whole loop.
-    let mut acc = *c;
+    let mut acc = if fresh { [[C::ZERO; NR]; MR] } else { *c };
     for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)).take(kc) {
         for i in 0..MR {
             for j in 0..NR {
@@ -118,8 +134,8 @@ pub(crate) fn micro_kernel<C: Real, const MR: usize, const NR: usize>(
 }
 
 /// Runs the micro-kernel over every pair of slivers of a packed `mc x kc` block of `A` and
-/// `kc x nc` block of `B`, updating the `mc x nc` accumulators `acc` (row-major, rows
-/// `stride` apart).
+/// `kc x nc` block of `B`, updating the `mc x nc` accumulators `tiles` (laid out as
+/// [`tiled_at`] says), or setting them if `fresh` (whatever they held).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn all_tiles<C: Real, const MR: usize, const NR: usize>(
@@ -128,8 +144,8 @@ pub(crate) fn all_tiles<C: Real, const MR: usize, const NR: usize>(
     kc: usize,
     a_pack: &[C],
     b_pack: &[C],
-    acc: &mut [C],
-    stride: usize,
+    tiles: &mut [C],
+    fresh: bool,
 ) {
     // Inlined into the caller, which `micro_tiles` compiles with the path's features: left
     // out of line, the closure would be compiled for the baseline CPU, its `mul_add` a call.
@@ -139,24 +155,28 @@ pub(crate) fn all_tiles<C: Real, const MR: usize, const NR: usize>(
         kc,
         a_pack,
         b_pack,
-        acc,
-        stride,
+        tiles,
         #[inline(always)]
-        |a, b, c| micro_kernel::<C, MR, NR>(kc, a, b, c),
+        |a, b, c| micro_kernel::<C, MR, NR>(kc, a, b, c, fresh),
     );
 }
 
 /// Runs `kernel(a_sliver, b_sliver, tile)` on every tile of an `mc x nc` block whose packed
 /// slivers hold `steps` entries of `P` per row or column (sliver `s` of `A` at `s * steps *
-/// MR`, of `B` at `t * steps * NR`), the tile loaded from the accumulators `acc` (rows `stride`
-/// apart) before and stored after. Column slivers outside, row slivers inside: the B sliver
-/// stays in L1 while the A slivers stream past it from L2.
+/// MR`, of `B` at `t * steps * NR`), each tile the accumulators of `tiles` in place
+/// ([`tiled_at`]'s layout, so a tile is one run of memory the kernel loads and stores with
+/// whole vector moves, however wide the block). Column slivers outside, row slivers inside:
+/// the B sliver stays in cache while the A slivers stream past it from L2.
 ///
 /// The next B sliver comes from L3 or memory, and the kernel's first pass over it would
 /// stall on every line (the hardware prefetcher starts too late for a 16 KiB run read at
 /// the kernel's pace). So each kernel call first asks for its share of the next sliver's
 /// lines ([`prefetch`]): by the last row sliver the next column sliver is in L1
 /// (`docs/performance.md` has what it gained).
+///
+/// # Panics
+///
+/// If `tiles` is shorter than the block's whole tiles.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn each_tile<C: Real, P, const MR: usize, const NR: usize>(
@@ -165,29 +185,27 @@ pub(crate) fn each_tile<C: Real, P, const MR: usize, const NR: usize>(
     steps: usize,
     a_pack: &[P],
     b_pack: &[P],
-    acc: &mut [C],
-    stride: usize,
+    tiles: &mut [C],
     mut kernel: impl FnMut(&[P], &[P], &mut [[C; NR]; MR]),
 ) {
     let (col_slivers, row_slivers) = (nc.div_ceil(NR), mc.div_ceil(MR));
     let sliver_len = steps * NR;
     // Entries of `P` per cache line, and each kernel call's share of the next sliver.
     let per_line = (64 / size_of::<P>().max(1)).max(1);
-    let share = sliver_len.div_ceil(per_line).div_ceil(row_slivers) * per_line;
+    let share = sliver_len.div_ceil(per_line).div_ceil(row_slivers.max(1)) * per_line;
+    let (rows, _) = tiles.as_chunks_mut::<NR>();
+    let mut tiles = rows.chunks_exact_mut(MR);
     for t in 0..col_slivers {
-        let cols = NR.min(nc - t * NR);
         let b = &b_pack[t * sliver_len..(t + 1) * sliver_len];
         let next = b_pack.get((t + 1) * sliver_len..(t + 2) * sliver_len);
         for s in 0..row_slivers {
-            let rows = MR.min(mc - s * MR);
             let a = &a_pack[s * steps * MR..(s + 1) * steps * MR];
             if let Some(next) = next {
                 let part = next.get(s * share..).unwrap_or(&[]);
                 part.iter().take(share).step_by(per_line).for_each(prefetch);
             }
-            let mut c = load_tile::<C, MR, NR>(acc, stride, s * MR, t * NR, rows, cols);
-            kernel(a, b, &mut c);
-            store_tile(&c, acc, stride, s * MR, t * NR, rows, cols);
+            let tile = tiles.next().expect("accumulators for every tile");
+            kernel(a, b, tile.try_into().expect("MR rows"));
         }
     }
 }
@@ -206,49 +224,4 @@ fn prefetch<P>(x: &P) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
-}
-
-/// The `rows x cols` accumulators at row `row`, column `col` of `acc` (rows `stride` apart) as
-/// a tile, zero beyond them. A whole tile moves as fixed-size rows (vector moves), an edge one
-/// element count by element count.
-#[inline(always)]
-fn load_tile<C: Real, const MR: usize, const NR: usize>(
-    acc: &[C],
-    stride: usize,
-    row: usize,
-    col: usize,
-    rows: usize,
-    cols: usize,
-) -> [[C; NR]; MR] {
-    let mut c = [[C::ZERO; NR]; MR];
-    for (i, tile_row) in c.iter_mut().enumerate().take(rows) {
-        let at = (row + i) * stride + col;
-        if cols == NR {
-            *tile_row = acc[at..at + NR].try_into().expect("a whole row");
-        } else {
-            tile_row[..cols].copy_from_slice(&acc[at..at + cols]);
-        }
-    }
-    c
-}
-
-/// Writes the first `rows x cols` of tile `c` back where [`load_tile`] read them.
-#[inline(always)]
-fn store_tile<C: Real, const MR: usize, const NR: usize>(
-    c: &[[C; NR]; MR],
-    acc: &mut [C],
-    stride: usize,
-    row: usize,
-    col: usize,
-    rows: usize,
-    cols: usize,
-) {
-    for (i, tile_row) in c.iter().enumerate().take(rows) {
-        let at = (row + i) * stride + col;
-        if cols == NR {
-            acc[at..at + NR].copy_from_slice(tile_row);
-        } else {
-            acc[at..at + cols].copy_from_slice(&tile_row[..cols]);
-        }
-    }
 }
