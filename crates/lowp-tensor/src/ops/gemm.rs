@@ -65,11 +65,10 @@ pub(crate) fn gemm<T: FloatElement>(
     } else {
         1
     };
-    // Row blocks of whole tiles: at least two per thread when there are rows enough.
-    let rows = m
-        .div_ceil(threads * 2)
-        .next_multiple_of(MAX_MR)
-        .clamp(MAX_MR, MC);
+    // One job per thread, each the same number of whole tiles, run in row blocks of `MC`.
+    // (Jobs of `MC` rows shared the work badly: a 1024-row product made 11 of them, and one
+    // of two threads idled while the other ran the last.)
+    let rows = m.div_ceil(MAX_MR).div_ceil(threads) * MAX_MR;
     let blocks = k.div_ceil(KC);
     // The widest panel packed: all of `NC` only where `n` needs it.
     let width = NC.min(n.next_multiple_of(tile.nr));
@@ -207,11 +206,14 @@ fn row_block<T: FloatElement>(
             }
             micro_tiles(path, mc, nc, kc, a_pack, b, acc, fresh);
         }
-        // Each row gathered from its tiles, then rounded in one call.
+        // Each row gathered from its tiles, then rounded in one call. A row's part in the
+        // next column sliver is a whole column of tiles further on.
         let line = &mut rows[..nc];
+        let step = tiled_at(tile, mc, 0, tile.nr);
         for i in 0..mc {
+            let start = tiled_at(tile, mc, i, 0);
             for (t, part) in line.chunks_mut(tile.nr).enumerate() {
-                let at = tiled_at(tile, mc, i, t * tile.nr);
+                let at = start + t * step;
                 part.copy_from_slice(&acc[at..at + part.len()]);
             }
             let dst = &mut out[(ic + i) * n + jc..(ic + i) * n + jc + nc];
