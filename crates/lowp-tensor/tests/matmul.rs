@@ -118,6 +118,8 @@ fn every_path_equals_the_portable_path_bit_for_bit() {
             (20, 300, 40),
             (97, 33, 300),
             (100, 520, 530),
+            // Past the widest panel of B (1024 columns, f32 on AVX-512).
+            (14, 40, 1100),
         ] {
             let a = Tensor::rand_normal(&[m, k], 0.0, 3.0, dtype, 5).unwrap();
             let b = Tensor::rand_normal(&[k, n], 0.0, 3.0, dtype, 6).unwrap();
@@ -222,7 +224,8 @@ fn each_element_is_an_ordered_fma_chain() {
         DType::F16,
         DType::F8E4M3FN,
     ] {
-        for &(m, k, n) in &[(9, 600, 35), (13, 257, 17), (100, 300, 530)] {
+        // 1060 columns cross the widest panel of B (1024, f32 on AVX-512).
+        for &(m, k, n) in &[(9, 600, 35), (13, 257, 17), (100, 300, 530), (14, 70, 1060)] {
             let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, dtype, 8).unwrap();
             let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, dtype, 9).unwrap();
             let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
