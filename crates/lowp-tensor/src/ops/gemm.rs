@@ -421,6 +421,23 @@ fn pack_b<T: FloatElement>(
     pack: &mut [T::Acc],
 ) {
     let slivers = nc.div_ceil(nr);
+    // f32 and f64, their own accumulation type: copied straight from `b` into the slivers,
+    // each value read and written once (2% on f32 products of n = 256 and 512, Zen 4). The
+    // narrower types widen each row on the bulk paths first: widened one value at a time here,
+    // f16 ran 1% to 2% slower.
+    if size_of::<T>() == size_of::<T::Acc>() {
+        for p in 0..kc {
+            let src = &b[(p0 + p) * n + j0..(p0 + p) * n + j0 + nc];
+            for (t, part) in src.chunks(nr).enumerate() {
+                let dst = &mut pack[(t * kc + p) * nr..(t * kc + p + 1) * nr];
+                for (x, &y) in dst.iter_mut().zip(part) {
+                    *x = T::widen_one(y);
+                }
+                dst[part.len()..].fill(T::Acc::ZERO);
+            }
+        }
+        return;
+    }
     let mut row = [T::Acc::ZERO; NC];
     let row = &mut row[..nc];
     for p in 0..kc {
