@@ -43,16 +43,19 @@ fn panel_columns(path: Path, bytes: usize) -> usize {
         NC / 2
     }
 }
+
 /// Multiply-adds below which a product stays on one thread.
 pub(crate) const SERIAL_WORK: usize = 1 << 18;
 
 /// `out = a * b` for row-major `a` (m x k), `b` (k x n), `out` (m x n), on `path`, using all
 /// of rayon's threads for large products.
 ///
-/// For each panel of [`panel_columns`] columns, `B` is widened and packed once (the [`KC`]-row blocks in
-/// parallel), then the rows of `A` are split among the threads; each packs its
-/// [`MC`]-row blocks of `A` and runs the micro-kernel over them, accumulating in its own
-/// `MC x `[`NC`] buffer of `T::Acc`, which it rounds to `T` once, when the row block is done.
+/// For each panel of [`panel_columns`] columns, `B` is widened and packed once (the
+/// [`KC`]-row blocks in parallel), then the rows of `A` are split among the threads, the same
+/// number of tiles each; each thread packs its [`MC`]-row blocks of `A` and runs the
+/// micro-kernel over them, accumulating in its own buffer of `T::Acc` (one accumulator per
+/// element of the row block, tile by tile), which it rounds to `T` once, when the row block is
+/// done.
 pub(crate) fn gemm<T: FloatElement>(
     path: Path,
     m: usize,
