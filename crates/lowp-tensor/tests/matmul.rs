@@ -344,6 +344,13 @@ fn bad_operands_are_errors_naming_the_shapes() {
     let e = Tensor::zeros(&[0, 3], DType::F32).unwrap();
     let f = Tensor::zeros(&[3, 4], DType::F32).unwrap();
     assert_eq!(e.matmul(&f).unwrap().shape(), &[0, 4]);
+    // An empty sum is 0, also right after a product of the same shape has left its
+    // accumulators on this thread.
+    let ones = |shape: &[usize]| Tensor::ones(shape, DType::F32).unwrap();
+    assert_eq!(
+        ones(&[2, 3]).matmul(&ones(&[3, 5])).unwrap().to_f64_vec(),
+        [3.0; 10]
+    );
     let g = Tensor::zeros(&[2, 0], DType::F32).unwrap();
     let h = Tensor::zeros(&[0, 5], DType::F32).unwrap();
     assert_eq!(g.matmul(&h).unwrap().to_f64_vec(), [0.0; 10]);

@@ -11,6 +11,7 @@ pub mod backward;
 pub mod binary;
 pub(crate) mod cast;
 pub mod gemm;
+pub(crate) mod kept;
 pub mod loss_scale;
 pub(crate) mod matmul;
 pub mod nn;
