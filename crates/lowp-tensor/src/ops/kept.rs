@@ -15,8 +15,10 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
-/// The most bytes of buffers a thread keeps between products: the packed panel of `B` for `k`
-/// up to 2048 (f32, 1024 columns), or the buffers of a thread's row blocks many times over.
+/// The most bytes of buffers a thread keeps between products: a packed panel of `B` of 1024
+/// f32 columns and up to 1792 rows (7 MiB) beside one job's other buffers (under 1 MiB), or
+/// those of several jobs. A larger panel is freed, as before; its product is long enough
+/// that allocating it again costs little.
 pub(crate) const KEEP_BYTES: usize = 8 << 20;
 
 thread_local! {
