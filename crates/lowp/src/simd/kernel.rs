@@ -355,14 +355,19 @@ macro_rules! convert_slice {
         let len = src.len().min(dst.len());
         let block = I::LANES * UNROLL;
         debug_assert!(block <= MAX_BLOCK);
-        let padded = |i: usize, n: usize, dst: &mut [$D]| {
+        // Inlined: a closure is compiled for the baseline CPU unless it is inlined into the
+        // caller, which the paths compile with their features, and out of line every
+        // intrinsic in it became a call (a sixth of a bf16 product of n = 257, whose rows end
+        // in a piece shorter than a block).
+        // (`identity` only gives the attribute a place where stable Rust allows it.)
+        let padded = core::convert::identity(#[inline(always)] |i: usize, n: usize, dst: &mut [$D]| {
             let mut a = [<$S>::default(); MAX_BLOCK];
             let mut b = [<$D>::default(); MAX_BLOCK];
             a[..n].copy_from_slice(&src[i..i + n]);
             // SAFETY: both buffers hold `MAX_BLOCK` elements, at least a block.
             unsafe { $block::<I, T, false>($isa, a.as_ptr(), b.as_mut_ptr() $(, $extra)*) };
             dst[i..i + n].copy_from_slice(&b[..n]);
-        };
+        });
         let mut i = 0;
         if $stream {
             let misalign = dst.as_ptr() as usize % 64;
