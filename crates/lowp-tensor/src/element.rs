@@ -191,6 +191,8 @@ pub trait Real:
     fn as_f32s(s: &[Self]) -> Option<&[f32]>;
     /// The slice as f32s, when this type is f32.
     fn as_f32s_mut(s: &mut [Self]) -> Option<&mut [f32]>;
+    /// The value as an f32, when this type is f32 (for kernels that only f32 has).
+    fn as_f32(self) -> Option<f32>;
     /// The larger, NaN if either is NaN, +0 of ±0 (IEEE 754 `maximum`).
     fn maximum(self, other: Self) -> Self {
         if self.is_nan() || other < self {
@@ -309,6 +311,11 @@ macro_rules! impl_real {
             #[inline]
             fn as_f32s_mut(s: &mut [$t]) -> Option<&mut [f32]> {
                 impl_real!(@f32s $is_f32, s)
+            }
+            #[inline(always)]
+            fn as_f32(self) -> Option<f32> {
+                let x = self;
+                impl_real!(@f32s $is_f32, x)
             }
             impl_real!(@unary $t: sin cos tan asin acos atan sinh cosh tanh
                 exp exp_m1 ln log2 log10 ln_1p sqrt floor ceil round_ties_even trunc abs);

@@ -135,7 +135,12 @@ fn every_path_equals_the_portable_path_bit_for_bit() {
 /// bf16 products at the edges of the range, where AVX512-BF16's `vdpbf16ps` (which reads
 /// subnormals as zero and flushes subnormal results) would differ from the FMA chain: tiny
 /// values whose products underflow, subnormals, huge values, infinities and NaN, alone and in
-/// some blocks of otherwise ordinary matrices. Every path gives the portable bits.
+/// some blocks of otherwise ordinary matrices. Every path gives the portable bits. The
+/// shapes take the blocks the gate refuses each way to the FMA kernel: a block of `B` outside
+/// the gate's half limits is widened once, where it is packed; one within them is widened by
+/// each job that needs it, again for each row block (several per job at 200 rows) and depth
+/// block (two refused per row block in "tiny blocks"); and a second panel of `B` (1100
+/// columns) may be refused where the first is not, or the other way round.
 #[test]
 fn bf16_products_at_the_edges_of_the_range_are_the_same_on_every_path() {
     let paths: Vec<_> = SimdPath::ALL
@@ -149,11 +154,11 @@ fn bf16_products_at_the_edges_of_the_range_are_the_same_on_every_path() {
             .wrapping_add(1442695040888963407);
         (state >> 33) as u32
     };
-    let (m, k, n) = (40, 700, 70);
+    let shapes = [(200, 700, 70), (13, 300, 1100)];
     let normal = |next: &mut dyn FnMut() -> u32| (next() % 2000) as f32 / 500.0 - 2.0;
     /// A way to change an ordinary value `x`, given a random `r`.
     type Shape = fn(u32, f32) -> f32;
-    let cases: [(&str, Shape); 6] = [
+    let cases: [(&str, Shape); 7] = [
         ("ordinary", |_, x| x),
         ("tiny", |_, x| x * 1e-19),
         ("subnormal", |r, x| if r % 97 == 0 { 1e-39 } else { x }),
@@ -163,20 +168,31 @@ fn bf16_products_at_the_edges_of_the_range_are_the_same_on_every_path() {
             1 => f32::NAN,
             _ => x,
         }),
-        ("one tiny block", |_, x| x),
+        ("tiny blocks", |_, x| x),
+        ("tiny panel", |_, x| x),
     ];
-    for (name, shape) in cases {
+    for ((name, shape), (m, k, n)) in cases
+        .into_iter()
+        .flat_map(|case| shapes.map(|shape| (case, shape)))
+    {
         let mut values = |count: usize| -> Vec<f32> {
             (0..count)
                 .map(|i| shape(i as u32 * 13 + next() % 3, normal(&mut next)))
                 .collect()
         };
-        let (mut av, bv) = (values(m * k), values(k * n));
-        if name == "one tiny block" {
-            // Steps 256..512 (the second block of depth) of A tiny: its products underflow,
-            // the blocks before and after are ordinary.
+        let (mut av, mut bv) = (values(m * k), values(k * n));
+        if name == "tiny blocks" {
+            // Steps from 256 on (the second and third blocks of depth) of A tiny, past what
+            // the gate lets pair with ordinary values, and the block before them zero (which
+            // pairs), so that the tiny products make the sums.
             for (i, x) in av.iter_mut().enumerate() {
-                if (256..512).contains(&(i % k)) {
+                *x *= if i % k >= 256 { 1e-30 } else { 0.0 };
+            }
+        }
+        if name == "tiny panel" {
+            // The columns of B from 1024 on (the second panel, where there is one) tiny.
+            for (i, x) in bv.iter_mut().enumerate() {
+                if i % n >= 1024 {
                     *x *= 1e-30;
                 }
             }
@@ -202,7 +218,7 @@ fn bf16_products_at_the_edges_of_the_range_are_the_same_on_every_path() {
             let (g, w) = (bits(&got), bits(&want));
             if let Some(i) = (0..g.len()).find(|&i| g[i] != w[i]) {
                 panic!(
-                    "{path:?} {name}: element {i} is {:#06x}, portable {:#06x}",
+                    "{path:?} {name} {m}x{k}x{n}: element {i} is {:#06x}, portable {:#06x}",
                     g[i], w[i]
                 );
             }

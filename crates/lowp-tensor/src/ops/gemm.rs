@@ -4,7 +4,9 @@
 //! `B` are packed into contiguous slivers of the accumulation type (converting on the way:
 //! a bf16 matrix is never widened whole), a register-blocked micro-kernel updates a tile
 //! ([`Tile`]) of accumulators with fused multiply-adds, and each finished row block is rounded once
-//! to the output dtype.
+//! to the output dtype. Where `vdpbf16ps` runs ([`dot_bf16`]), bf16 blocks are packed in pairs
+//! of bf16s instead, straight from the matrices, and widened only where its gate sends a
+//! block to the FMA kernel.
 //!
 //! Every element of `C` is the chain `c = fma(a[i][p], b[p][j], c)` for `p = 0, 1, ..., k-1`
 //! starting from 0: blocking changes where the chain is stored between steps, never its
@@ -18,9 +20,12 @@ use crate::dtype::DType;
 use crate::element::{FloatElement, Real};
 use crate::ops::kept::Aligned;
 use crate::simd::Path;
-use crate::simd::dot_bf16::{self, Exponents, pair_tiles, pair_up};
+use crate::simd::dot_bf16::{self, Exponents, pair_exponents, pair_tiles, unpair};
 use crate::simd::gemm::{MAX_MR, Tile, micro_tiles, tiled_at, tiled_len};
+use pack::{pack_a, pack_a_pairs, pack_b, pack_b_pairs};
 use rayon::prelude::*;
+
+mod pack;
 
 /// Depth of a packed block.
 const KC: usize = 256;
@@ -52,12 +57,13 @@ pub(crate) const SERIAL_WORK: usize = 1 << 18;
 /// of rayon's threads for large products.
 ///
 /// The rows of `A` are split among the threads, the same number of tiles each. For each panel
-/// of [`panel_columns`] columns, `B` is widened and packed ([`PackedB`]): once, its
-/// [`KC`]-row blocks in parallel, where it is deeper than one block, and by each thread for
-/// itself where it is one block deep. Each thread packs its [`MC`]-row blocks of `A` and runs
-/// the micro-kernel over them, accumulating in its own buffer of `T::Acc` (one accumulator per
-/// element of the row block, tile by tile), which it rounds to `T` once, when the row block is
-/// done. The buffers stay on their threads for the next product ([`Aligned`]).
+/// of [`panel_columns`] columns, `B` is packed ([`PackedB`]: widened, or in bf16 pairs):
+/// once, its [`KC`]-row blocks in parallel, where it is deeper than one block, and by each
+/// thread for itself where it is one block deep. Each thread packs its [`MC`]-row blocks of
+/// `A` and runs the micro-kernel over them, accumulating in its own buffer of `T::Acc` (one
+/// accumulator per element of the row block, tile by tile), which it rounds to `T` once,
+/// when the row block is done. The buffers stay on their threads for the next product
+/// ([`Aligned`]).
 pub(crate) fn gemm<T: FloatElement>(
     path: Path,
     m: usize,
@@ -166,28 +172,44 @@ pub(crate) fn gemm<T: FloatElement>(
     }
 }
 
-/// All `k` rows of a panel of `B`, packed for the micro-kernel in [`KC`]-row blocks of `KC x
-/// width` by [`pack_b`], and, where the bf16 pair kernel runs, each block's pairs (empty
-/// where it does not) and the exponents of its values.
+/// All `k` rows of a panel of `B`, in [`KC`]-row blocks ([`BlockOfB`]): packed for the FMA
+/// kernel, or in pairs where the bf16 pair kernel runs.
 struct PackedB<C: Real> {
     width: usize,
+    pairs: bool,
+    blocks: Vec<BlockOfB<C>>,
+}
+
+/// One [`KC`]-row block of a packed panel of `B`: `KC x width` values packed by [`pack_b`]
+/// or, where the pair kernel runs, their pairs ([`pack_b_pairs`]) and exponents, and packed
+/// by [`pack_b`] too where the pair kernel is likely to refuse the block
+/// ([`Exponents::within_half_limits`]).
+struct BlockOfB<C: Real> {
     pack: Aligned<C>,
-    has_pairs: bool,
-    pairs: Vec<Aligned<u32>>,
-    exponents: Vec<Exponents>,
+    /// Whether `pack` holds this block.
+    widened: bool,
+    pairs: Aligned<u32>,
+    exponents: Exponents,
 }
 
 impl<C: Real> PackedB<C> {
-    /// Room for a panel of `k` rows and up to `width` columns, with pairs if `pairs`.
+    /// Room for a panel of `k` rows and up to `width` columns, in pairs if `pairs`.
     fn new(k: usize, width: usize, pairs: bool) -> Self {
-        let blocks = k.div_ceil(KC);
-        let pair_len = if pairs { KC.div_ceil(2) * width } else { 0 };
+        let (pack, pair_len) = if pairs {
+            (0, KC.div_ceil(2) * width)
+        } else {
+            (KC * width, 0)
+        };
+        let block = |_| BlockOfB {
+            pack: Aligned::new(pack),
+            widened: false,
+            pairs: Aligned::new(pair_len),
+            exponents: Exponents::NONE,
+        };
         PackedB {
             width,
-            pack: Aligned::new(blocks * KC * width),
-            has_pairs: pairs,
-            pairs: (0..blocks).map(|_| Aligned::new(pair_len)).collect(),
-            exponents: vec![Exponents::NONE; blocks],
+            pairs,
+            blocks: (0..k.div_ceil(KC)).map(block).collect(),
         }
     }
 
@@ -205,29 +227,32 @@ impl<C: Real> PackedB<C> {
         nc: usize,
         parallel: bool,
     ) {
-        let block = |(blk, ((pack, pairs), exponents)): BlockOfB<'_, C>| {
+        let (pairs, width) = (self.pairs, self.width);
+        let fill = |(blk, block): (usize, &mut BlockOfB<C>)| {
             let pc = blk * KC;
             let kc = KC.min(k - pc);
-            pack_b(b, n, pc, kc, jc, nc, tile.nr, pack);
-            if let (false, Some(pack)) = (pairs.is_empty(), C::as_f32s(pack)) {
-                *exponents = pair_up(path, pack, nc.div_ceil(tile.nr), kc, tile.nr, pairs);
+            block.widened = !pairs;
+            if pairs {
+                pack_b_pairs(b, n, pc, kc, jc, nc, &mut block.pairs);
+                let len = kc.div_ceil(2) * nc.next_multiple_of(tile.nr);
+                block.exponents = pair_exponents(path, &block.pairs[..len]);
+                // Widened once here rather than by each job that the gate sends to the FMA
+                // kernel (which is every job, where `B` is what the gate refuses).
+                if !block.exponents.within_half_limits() {
+                    if block.pack.len() < KC * width {
+                        block.pack = Aligned::new(KC * width);
+                    }
+                    block.widened = true;
+                }
+            }
+            if block.widened {
+                pack_b(b, n, pc, kc, jc, nc, tile.nr, &mut block.pack);
             }
         };
-        let chunk = KC * self.width;
         if parallel {
-            self.pack
-                .par_chunks_mut(chunk)
-                .zip(self.pairs.par_iter_mut())
-                .zip(self.exponents.par_iter_mut())
-                .enumerate()
-                .for_each(block);
+            self.blocks.par_iter_mut().enumerate().for_each(fill);
         } else {
-            self.pack
-                .chunks_mut(chunk)
-                .zip(self.pairs.iter_mut())
-                .zip(self.exponents.iter_mut())
-                .enumerate()
-                .for_each(block);
+            self.blocks.iter_mut().enumerate().for_each(fill);
         }
     }
 
@@ -236,31 +261,19 @@ impl<C: Real> PackedB<C> {
         Panel {
             jc,
             nc,
-            width: self.width,
-            pack: &self.pack,
-            pairs: self
-                .has_pairs
-                .then_some((&self.pairs[..], &self.exponents[..])),
+            pairs: self.pairs,
+            blocks: &self.blocks,
         }
     }
 }
 
-/// One [`KC`]-row block of a panel of `B` to pack: its index, its part of the packed panel,
-/// its pairs and its exponents.
-type BlockOfB<'a, C> = (
-    usize,
-    ((&'a mut [C], &'a mut Aligned<u32>), &'a mut Exponents),
-);
-
-/// A packed panel of `B`: columns `jc..jc + nc`, every row, in [`KC`]-row blocks of `KC x
-/// width` (packed by [`pack_b`]), and, where the bf16 pair kernel runs, each block's pairs and
-/// the exponents of its values.
-struct Panel<'a, C> {
+/// A packed panel of `B`: columns `jc..jc + nc`, every row, in [`KC`]-row blocks, in pairs if
+/// `pairs`.
+struct Panel<'a, C: Real> {
     jc: usize,
     nc: usize,
-    width: usize,
-    pack: &'a [C],
-    pairs: Option<(&'a [Aligned<u32>], &'a [Exponents])>,
+    pairs: bool,
+    blocks: &'a [BlockOfB<C>],
 }
 
 /// Rows `first..first + count` of the product's columns `panel.jc..panel.jc + panel.nc`, into
@@ -284,6 +297,7 @@ fn row_block<T: FloatElement>(
         acc,
         rows,
         a_pairs,
+        b_unpaired,
     } = scratch;
     let (a_pack, acc, rows, a_pairs) = (
         &mut a_pack[..],
@@ -291,6 +305,15 @@ fn row_block<T: FloatElement>(
         &mut rows[..],
         &mut a_pairs[..],
     );
+    // The FMA kernel's packing of a block packed in pairs, `lines` rows of `A` or columns of
+    // `B` in slivers of `w`.
+    let unpair_into = |pairs: &[u32], lines: usize, kc: usize, w: usize, pack: &mut [T::Acc]| {
+        if let Some(pack) = T::Acc::as_f32s_mut(pack) {
+            unpair(pairs, lines.div_ceil(w), kc, w, pack);
+        }
+    };
+    // The block of `B` that `b_unpaired` holds, if any.
+    let mut unpaired = None;
     for ic in (0..count).step_by(MC) {
         let mc = MC.min(count - ic);
         let acc = &mut acc[..tiled_len(tile, mc, nc)];
@@ -302,23 +325,40 @@ fn row_block<T: FloatElement>(
             let kc = KC.min(k - pc);
             // The first block sets the accumulators: nothing zeroes them before.
             let fresh = pc == 0;
-            pack_a(a, k, first + ic, mc, pc, kc, tile.mr, a_pack, rows);
-            let at = pc * panel.width;
-            let b = &panel.pack[at..at + kc * nc.next_multiple_of(tile.nr)];
-            if let (Some((b_pairs, b_exponents)), Some(a_f32), Some(acc_f32)) = (
-                panel.pairs,
-                T::Acc::as_f32s(a_pack),
-                T::Acc::as_f32s_mut(acc),
-            ) {
-                let exponents = pair_up(path, a_f32, mc.div_ceil(tile.mr), kc, tile.mr, a_pairs);
-                acc_ready = acc_ready || acc_f32.iter().all(|&c| Exponents::ready(c));
-                if acc_ready && exponents.pairs_are_exact(b_exponents[pc / KC]) {
-                    pair_tiles(mc, nc, kc, a_pairs, &b_pairs[pc / KC], acc_f32, fresh);
-                    continue;
+            let block = &panel.blocks[pc / KC];
+            let b_len = kc * nc.next_multiple_of(tile.nr);
+            let b_pack: &[T::Acc] = match (panel.pairs, T::Acc::as_f32s_mut(acc)) {
+                (true, Some(acc_f32)) => {
+                    let a_pairs = &mut a_pairs[..kc.div_ceil(2) * mc.next_multiple_of(tile.mr)];
+                    pack_a_pairs(a, k, first + ic, mc, pc, kc, a_pairs);
+                    let exponents = pair_exponents(path, a_pairs);
+                    acc_ready = acc_ready || acc_f32.iter().all(|&c| Exponents::ready(c));
+                    if acc_ready && exponents.pairs_are_exact(block.exponents) {
+                        pair_tiles(mc, nc, kc, a_pairs, &block.pairs, acc_f32, fresh);
+                        continue;
+                    }
+                    acc_ready = false;
+                    // The FMA kernel takes this block: both operands widened.
+                    unpair_into(a_pairs, mc, kc, tile.mr, a_pack);
+                    if block.widened {
+                        &block.pack[..b_len]
+                    } else {
+                        if unpaired != Some(pc) {
+                            if b_unpaired.len() < KC * nc.next_multiple_of(tile.nr) {
+                                *b_unpaired = Aligned::new(KC * nc.next_multiple_of(tile.nr));
+                            }
+                            unpair_into(&block.pairs, nc, kc, tile.nr, b_unpaired);
+                            unpaired = Some(pc);
+                        }
+                        &b_unpaired[..b_len]
+                    }
                 }
-                acc_ready = false;
-            }
-            micro_tiles(path, mc, nc, kc, a_pack, b, acc, fresh);
+                _ => {
+                    pack_a(a, k, first + ic, mc, pc, kc, tile.mr, a_pack, rows);
+                    &block.pack[..b_len]
+                }
+            };
+            micro_tiles(path, mc, nc, kc, a_pack, b_pack, acc, fresh);
         }
         // Each row gathered from its tiles, then rounded in one call. A row's part in the
         // next column sliver is a whole column of tiles further on.
@@ -347,6 +387,9 @@ struct Scratch<C: Real> {
     rows: Aligned<C>,
     /// The pairs of the block of `A`, where the bf16 pair kernel runs.
     a_pairs: Aligned<u32>,
+    /// A block of `B` packed in pairs, widened for the FMA kernel where the pair kernel may
+    /// not take it: empty until then.
+    b_unpaired: Aligned<C>,
 }
 
 impl<C: Real> Scratch<C> {
@@ -357,6 +400,7 @@ impl<C: Real> Scratch<C> {
             acc: Aligned::new(MC * width),
             rows: Aligned::new((MAX_MR * KC).max(NC)),
             a_pairs: Aligned::new(if pairs { MC * KC.div_ceil(2) } else { 0 }),
+            b_unpaired: Aligned::new(0),
         }
     }
 }
@@ -369,7 +413,7 @@ fn uses_pairs<T: FloatElement>(path: Path, k: usize) -> bool {
 }
 
 // The gate of the pair kernel: when the exponents of two blocks (`dot_bf16::Exponents`, which
-// `pair_up` scans) promise that `vdpbf16ps` gives the FMA chain's bits.
+// `pair_exponents` scans) promise that `vdpbf16ps` gives the FMA chain's bits.
 impl Exponents {
     /// Whether an accumulator `c` of any history may enter a pair block: 0, or normal with an
     /// exponent from -103 to 113 (so a multiple of 2^-126 below 2^114). A sufficient test:
@@ -398,130 +442,12 @@ impl Exponents {
         let zeros = self.min == i32::MAX || b.min == i32::MAX;
         self.clean && b.clean && (zeros || (self.min + b.min >= -112 && self.max + b.max <= 100))
     }
-}
 
-/// Packs rows `i0..i0 + mc`, columns `p0..p0 + kc` of `a` (row stride `k`) into slivers of
-/// `mr` rows (6 or [`MAX_MR`], [`Tile::on`]'s): sliver `s`, step `p`, row `r` at
-/// `(s * kc + p) * mr + r`, zero-padded. `rows` is scratch for `mr` rows of `kc` values, used
-/// by the types that do not widen in registers.
-#[allow(clippy::too_many_arguments)]
-fn pack_a<T: FloatElement>(
-    a: &[T],
-    k: usize,
-    i0: usize,
-    mc: usize,
-    p0: usize,
-    kc: usize,
-    mr: usize,
-    pack: &mut [T::Acc],
-    rows: &mut [T::Acc],
-) {
-    for s in 0..mc.div_ceil(mr) {
-        let sliver = &mut pack[s * kc * mr..(s + 1) * kc * mr];
-        let count = mr.min(mc - s * mr);
-        // Rows past `count` stand in for the padding: `transpose` writes zeros there.
-        let row = |r: usize| {
-            let at = (i0 + s * mr + r.min(count - 1)) * k + p0;
-            &a[at..at + kc]
-        };
-        // A sliver is a transposition of `mr` rows; with `mr` a constant the loop over a
-        // step's rows unrolls, and each value is read and written once.
-        match mr {
-            6 => pack_sliver::<T, 6>(row, count, sliver, rows),
-            MAX_MR => pack_sliver::<T, MAX_MR>(row, count, sliver, rows),
-            _ => unreachable!("Tile::on gives tiles of 6 or {MAX_MR} rows, not {mr}"),
-        }
-    }
-}
-
-/// One sliver of [`pack_a`]: its first `count` rows are `row(0)`, `row(1)`, ... (`row(r)`
-/// for `r >= count` only a placeholder), widened in registers or, for the types that are not,
-/// through `rows` on the bulk conversion paths.
-#[inline(always)]
-fn pack_sliver<'a, T: FloatElement, const MR: usize>(
-    row: impl Fn(usize) -> &'a [T],
-    count: usize,
-    sliver: &mut [T::Acc],
-    rows: &mut [T::Acc],
-) {
-    if T::WIDENS_IN_REGISTERS {
-        transpose::<T, T::Acc, MR>(core::array::from_fn(row), count, sliver, T::widen_one);
-    } else {
-        let kc = sliver.len() / MR;
-        let rows = &mut rows[..MR * kc];
-        for (r, dst) in rows.chunks_exact_mut(kc).enumerate().take(count) {
-            T::Acc::widen(row(r), dst);
-        }
-        let rows: [&[T::Acc]; MR] = core::array::from_fn(|r| &rows[r.min(count - 1) * kc..][..kc]);
-        transpose::<T::Acc, T::Acc, MR>(rows, count, sliver, |x| x);
-    }
-}
-
-/// Writes `widen(rows[r][p])` at `sliver[p * MR + r]` for the first `count` rows, zero for
-/// the others (rows past `count` are only placeholders).
-#[inline(always)]
-fn transpose<E: Copy, C: Real, const MR: usize>(
-    rows: [&[E]; MR],
-    count: usize,
-    sliver: &mut [C],
-    widen: impl Fn(E) -> C,
-) {
-    let kc = sliver.len() / MR;
-    let rows = rows.map(|r| &r[..kc]);
-    let steps = sliver.chunks_exact_mut(MR).enumerate();
-    if count == MR {
-        for (p, step) in steps {
-            for (x, row) in step.iter_mut().zip(&rows) {
-                *x = widen(row[p]);
-            }
-        }
-    } else {
-        for (p, step) in steps {
-            for (r, (x, row)) in step.iter_mut().zip(&rows).enumerate() {
-                *x = if r < count { widen(row[p]) } else { C::ZERO };
-            }
-        }
-    }
-}
-
-/// Packs rows `p0..p0 + kc`, columns `j0..j0 + nc` of `b` (row stride `n`) into slivers of
-/// `nr` columns: sliver `t`, step `p`, column `c` at `(t * kc + p) * nr + c`, zero-padded.
-#[allow(clippy::too_many_arguments)]
-fn pack_b<T: FloatElement>(
-    b: &[T],
-    n: usize,
-    p0: usize,
-    kc: usize,
-    j0: usize,
-    nc: usize,
-    nr: usize,
-    pack: &mut [T::Acc],
-) {
-    // f32 and f64, their own accumulation type, go straight from `b` into the slivers, each
-    // value read and written once (2% on f32 products of n = 256 and 512, Zen 4). The narrower
-    // types widen each row on the bulk paths first, into `row`: widened one value at a time
-    // as f32 is, f16 ran 1% to 2% slower.
-    let direct = size_of::<T>() == size_of::<T::Acc>();
-    let mut row = [T::Acc::ZERO; NC];
-    let row = &mut row[..nc];
-    for p in 0..kc {
-        let src = &b[(p0 + p) * n + j0..(p0 + p) * n + j0 + nc];
-        if !direct {
-            T::Acc::widen(src, row);
-        }
-        for t in 0..nc.div_ceil(nr) {
-            let dst = &mut pack[(t * kc + p) * nr..(t * kc + p + 1) * nr];
-            let cols = nr.min(nc - t * nr);
-            let (dst, pad) = dst.split_at_mut(cols);
-            if direct {
-                for (x, &y) in dst.iter_mut().zip(&src[t * nr..]) {
-                    *x = T::widen_one(y);
-                }
-            } else {
-                dst.copy_from_slice(&row[t * nr..t * nr + cols]);
-            }
-            pad.fill(T::Acc::ZERO);
-        }
+    /// Whether the block is clean and its exponents within half of [`Exponents::pairs_are_exact`]'s
+    /// limits (from -56 to 50): then that gate lets it pair with any other such block, and
+    /// refuses it only for the sake of the other.
+    fn within_half_limits(self) -> bool {
+        self.clean && (self.min == i32::MAX || (self.min >= -56 && self.max <= 50))
     }
 }
 
@@ -709,17 +635,31 @@ mod tests {
         assert!(!Exponents::ready(2f32.powi(-104)) && !Exponents::ready(2f32.powi(114)));
     }
 
-    /// On every path, `pair_up`'s exponents are [`Exponents::add`]'s over the same values,
-    /// whatever mix of zeros, subnormals, infinities, NaNs and normal exponents a block holds,
-    /// and its pairs are the same.
+    /// A bf16 pair written out plainly: `first`'s bits above `second`'s.
+    fn plain_pair(first: f32, second: f32) -> u32 {
+        let bits = |x: f32| x.to_bits() >> 16;
+        bits(first) << 16 | bits(second)
+    }
+
+    /// On every path, `pair_exponents` gives [`Exponents::add`]'s over the values the pairs
+    /// hold, whatever mix of zeros, subnormals, infinities, NaNs and normal exponents they
+    /// are, in either half of a pair, and however many pairs (a scan's whole chunks and its
+    /// tail).
     #[test]
-    fn pair_up_scans_exponents_as_add_does_on_every_path() {
-        let specials = [0.0f32, -0.0, 1.0, -0.75, 2f32.powi(-126), f32::from_bits(1)];
+    fn pair_exponents_scan_as_add_does_on_every_path() {
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -0.75,
+            2f32.powi(-126),
+            f32::from_bits(1 << 16),
+        ];
         let specials = [&specials[..], &[f32::INFINITY, f32::NAN, 3e38, -1e-30]].concat();
         let mut state = 5u64;
-        let (w, kc, slivers) = (4usize, 7usize, 3usize);
-        for trial in 0..400 {
-            let pack: Vec<f32> = (0..slivers * kc * w)
+        let (mut unclean, mut empty) = (0, 0);
+        for trial in 0..600 {
+            let values: Vec<f32> = (0..2 * (trial % 53))
                 .map(|i| match (trial + i) % 5 {
                     // Mostly zeros and one or two specials: the clean and empty cases too.
                     0 if trial % 3 == 0 => specials[(trial / 3 + i) % specials.len()],
@@ -727,42 +667,94 @@ mod tests {
                     _ => 0.0,
                 })
                 .collect();
+            let pairs: Vec<u32> = values.chunks(2).map(|v| plain_pair(v[0], v[1])).collect();
             let mut want = Exponents::NONE;
-            pack.iter().for_each(|&x| want.add(x));
-            let mut first: Option<Vec<u32>> = None;
+            values.iter().for_each(|&x| want.add(x));
+            unclean += usize::from(!want.clean);
+            empty += usize::from(want.min == i32::MAX);
             for path in Path::ALL.into_iter().filter(|p| p.is_supported()) {
-                let mut pairs = vec![0u32; slivers * kc.div_ceil(2) * w];
-                let got = pair_up(path, &pack, slivers, kc, w, &mut pairs);
+                let got = pair_exponents(path, &pairs);
                 if want.clean {
-                    assert_eq!(got, want, "{path:?} {pack:?}");
+                    assert_eq!(got, want, "{path:?} {values:?}");
                 } else {
-                    assert!(!got.clean, "{path:?} {pack:?}");
+                    assert!(!got.clean, "{path:?} {values:?}");
                 }
-                assert_eq!(
-                    *first.get_or_insert_with(|| pairs.clone()),
-                    pairs,
-                    "{path:?}"
-                );
             }
         }
+        assert!(
+            unclean > 50 && empty > 10,
+            "{unclean} unclean, {empty} empty"
+        );
     }
 
-    /// Pairs hold step `2q` in the high half and `2q + 1` (or zero) in the low half, sliver
-    /// by sliver.
+    /// The pair packers against their layout written out plainly (step `2q` in the high
+    /// half, `2q + 1` or zero in the low half, zero past the block's rows or columns), at
+    /// offsets into the matrices, odd and even depths, rows and columns short of a sliver;
+    /// and what `unpair` makes of their pairs is exactly the FMA kernel's packing
+    /// ([`pack_a`], [`pack_b`]), padding included. The buffers start full of 7s, so a value
+    /// left unwritten shows.
     #[test]
-    fn pairs_are_laid_out_in_the_chains_order() {
-        let (w, kc, slivers) = (3usize, 5usize, 2usize);
-        let pack: Vec<f32> = (0..slivers * kc * w).map(|i| (i + 1) as f32).collect();
-        let mut pairs = vec![0u32; slivers * kc.div_ceil(2) * w];
-        pair_up(Path::best(), &pack, slivers, kc, w, &mut pairs);
-        let half = |x: f32| x.to_bits() >> 16;
-        // Sliver 1, pair 1, column 2: steps 2 and 3 of that sliver.
-        let at = (kc.div_ceil(2) + 1) * w + 2;
-        assert_eq!(pairs[at] >> 16, half(pack[(kc + 2) * w + 2]));
-        assert_eq!(pairs[at] & 0xffff, half(pack[(kc + 3) * w + 2]));
-        // The last pair of an odd depth ends in zero.
-        let last = (kc.div_ceil(2) + 2) * w;
-        assert_eq!(pairs[last] & 0xffff, 0);
+    fn pair_packing_is_the_fma_packing_paired() {
+        use dot_bf16::{MR, NR};
+        let value = |i: usize| lowp::bf16::from_f64(((i * 37) % 101) as f64 / 8.0 - 6.0);
+        let (m, k, n) = (40, 45, 100);
+        let a: Vec<lowp::bf16> = (0..m * k).map(value).collect();
+        let b: Vec<lowp::bf16> = (0..k * n).map(|i| value(i + 5)).collect();
+        let f = |x: lowp::bf16| x.to_f32();
+        let (i0, j0, p0) = (3, 5, 7);
+        for kc in [19usize, 20, 1, 2] {
+            let kp = kc.div_ceil(2);
+            let step = |row: &[lowp::bf16], p: usize| row.get(p).map_or(0.0, |&x| f(x));
+            let mc = MR + 5;
+            let mut pairs = vec![7u32; 2 * kp * MR];
+            pack_a_pairs(&a, k, i0, mc, p0, kc, &mut pairs);
+            for (at, &got) in pairs.iter().enumerate() {
+                let (s, q, r) = (at / (kp * MR), at / MR % kp, at % MR);
+                let i = s * MR + r;
+                let want = if i < mc {
+                    let row = &a[(i0 + i) * k + p0..(i0 + i) * k + p0 + kc];
+                    plain_pair(step(row, 2 * q), step(row, 2 * q + 1))
+                } else {
+                    0
+                };
+                assert_eq!(got, want, "A, kc {kc}: sliver {s} pair {q} row {r}");
+            }
+            let (mut unpaired, mut packed) = (vec![7f32; 2 * kc * MR], vec![7f32; 2 * kc * MR]);
+            unpair(&pairs, 2, kc, MR, &mut unpaired);
+            pack_a(
+                &a,
+                k,
+                i0,
+                mc,
+                p0,
+                kc,
+                MR,
+                &mut packed,
+                &mut vec![0.0; MR * kc],
+            );
+            assert_eq!(unpaired, packed, "A, kc {kc}");
+
+            let nc = 2 * NR + 3;
+            let mut pairs = vec![7u32; 3 * kp * NR];
+            pack_b_pairs(&b, n, p0, kc, j0, nc, &mut pairs);
+            for (at, &got) in pairs.iter().enumerate() {
+                let (t, q, c) = (at / (kp * NR), at / NR % kp, at % NR);
+                let j = t * NR + c;
+                let column: Vec<lowp::bf16> = (0..kc)
+                    .map(|p| b[(p0 + p) * n + j0 + j.min(nc - 1)])
+                    .collect();
+                let want = if j < nc {
+                    plain_pair(step(&column, 2 * q), step(&column, 2 * q + 1))
+                } else {
+                    0
+                };
+                assert_eq!(got, want, "B, kc {kc}: sliver {t} pair {q} column {c}");
+            }
+            let (mut unpaired, mut packed) = (vec![7f32; 3 * kc * NR], vec![7f32; 3 * kc * NR]);
+            unpair(&pairs, 3, kc, NR, &mut unpaired);
+            pack_b(&b, n, p0, kc, j0, nc, NR, &mut packed);
+            assert_eq!(unpaired, packed, "B, kc {kc}");
+        }
     }
 
     /// On a CPU with AVX512-BF16: the pair kernel gives the FMA kernel's bits on blocks the
@@ -794,13 +786,14 @@ mod tests {
                 let mut b_pack = vec![0f32; nc.next_multiple_of(tile.nr) * kc];
                 pack_b(b, nc, 0, kc, 0, nc, tile.nr, &mut b_pack);
                 let mut acc = vec![f32::NAN; tiled_len(tile, mc, nc)];
-                let mut ap = vec![0u32; a_pack.len()];
-                let mut bp = vec![0u32; b_pack.len()];
-                let pair = |pack: &[f32], w: usize, n: usize, pairs: &mut [u32]| {
-                    pair_up(Path::Avx512Bf16, pack, n.div_ceil(w), kc, w, pairs)
-                };
-                let ea = pair(&a_pack, tile.mr, mc, &mut ap);
-                let eb = pair(&b_pack, tile.nr, nc, &mut bp);
+                let bf16s = |x: &[f32]| x.iter().map(|&x| lowp::bf16::from_f32(x)).collect();
+                let (a16, b16): (Vec<lowp::bf16>, Vec<lowp::bf16>) = (bf16s(a), bf16s(b));
+                let mut ap = vec![0u32; mc.next_multiple_of(tile.mr) * kc.div_ceil(2)];
+                let mut bp = vec![0u32; nc.next_multiple_of(tile.nr) * kc.div_ceil(2)];
+                pack_a_pairs(&a16, kc, 0, mc, 0, kc, &mut ap);
+                pack_b_pairs(&b16, nc, 0, kc, 0, nc, &mut bp);
+                let ea = pair_exponents(Path::Avx512Bf16, &ap);
+                let eb = pair_exponents(Path::Avx512Bf16, &bp);
                 // Fresh: the NaNs left in `acc` must not be read.
                 if pairs {
                     pair_tiles(mc, nc, kc, &ap, &bp, &mut acc, true);

@@ -52,8 +52,8 @@ impl Exponents {
         max: i32::MIN,
     };
 
-    /// Takes `x` into account, one value at a time: the reference [`pair_up`]'s scan is
-    /// tested against.
+    /// Takes `x` into account, one value at a time: the reference [`pair_exponents`]'s scan
+    /// is tested against.
     #[cfg(test)]
     pub(crate) fn add(&mut self, x: f32) {
         let biased = ((x.to_bits() >> 23) & 0xff) as i32;
@@ -66,66 +66,51 @@ impl Exponents {
     }
 }
 
-/// Pairs up a block packed in `slivers` slivers of `w` columns (step `p`, column `c` at `(s *
-/// kc + p) * w + c`): pair `q` of column `c` at `(s * kp + q) * w + c`, `kp = kc.div_ceil(2)`,
-/// holding steps `2q` (first) and `2q + 1` (zero past `kc`). Returns the block's exponents,
-/// as [`Exponents::add`] over every value would.
+/// The exponents of the values a block of pairs holds (two per pair, as [`pair`] put them),
+/// as [`Exponents::add`] over each value would give them. Padding pairs are zeros, which
+/// change nothing.
 ///
 /// It runs once per block of `A` and of `B`, and compiled for the baseline CPU, with a branch
-/// per value for the exponents, it took a third of the pair kernel's time (`perf`, n = 1024 on
-/// a Zen 4): so it is compiled for `path` and written without branches, for the vectorizer.
-pub(crate) fn pair_up(
-    path: Path,
-    pack: &[f32],
-    slivers: usize,
-    kc: usize,
-    w: usize,
-    pairs: &mut [u32],
-) -> Exponents {
+/// per value, the scan took a third of the pair kernel's time (`perf`, n = 1024 on a Zen 4):
+/// so it is compiled for `path` and written without branches, for the vectorizer.
+pub(crate) fn pair_exponents(path: Path, pairs: &[u32]) -> Exponents {
     dispatch!(
         path,
-        fn pair_up_on(
-            pack: &[f32],
-            slivers: usize,
-            kc: usize,
-            w: usize,
-            pairs: &mut [u32],
-        ) -> Exponents {
-            let kp = kc.div_ceil(2);
+        fn scan_on(pairs: &[u32]) -> Exponents {
             let mut scan = ExponentLanes::NONE;
-            for s in 0..slivers {
-                let src = &pack[s * kc * w..(s + 1) * kc * w];
-                let dst = &mut pairs[s * kp * w..(s + 1) * kp * w];
-                for (q, out) in dst.chunks_exact_mut(w).enumerate() {
-                    let first = &src[2 * q * w..(2 * q + 1) * w];
-                    match src.get((2 * q + 1) * w..(2 * q + 2) * w) {
-                        Some(second) => {
-                            for ((o, &f), &s) in out.iter_mut().zip(first).zip(second) {
-                                *o = pair(f, s);
-                            }
-                        }
-                        None => {
-                            for (o, &f) in out.iter_mut().zip(first) {
-                                *o = pair(f, 0.0);
-                            }
-                        }
-                    }
-                }
-                let (chunks, rest) = src.as_chunks::<LANES>();
-                for chunk in chunks {
-                    scan.add(chunk);
-                }
-                // Zeros change nothing.
-                let mut tail = [0.0; LANES];
-                tail[..rest.len()].copy_from_slice(rest);
-                scan.add(&tail);
+            let (chunks, rest) = pairs.as_chunks::<LANES>();
+            for chunk in chunks {
+                scan.add(chunk);
             }
+            let mut tail = [0; LANES];
+            tail[..rest.len()].copy_from_slice(rest);
+            scan.add(&tail);
             scan.exponents()
         }
     )
 }
 
-/// Lanes of the exponent scan of [`pair_up`].
+/// The FMA kernel's packing of a block that was packed in pairs in `slivers` slivers of `w`
+/// lines (pair `q`, line `c` at `(s * kp + q) * w + c`, `kp = kc.div_ceil(2)`): step `p`,
+/// line `c` at `(s * kc + p) * w + c` of `pack`, each value the f32 its bf16 widens to
+/// (exact). For the blocks [`crate::ops::gemm`] may not multiply in pairs.
+pub(crate) fn unpair(pairs: &[u32], slivers: usize, kc: usize, w: usize, pack: &mut [f32]) {
+    let kp = kc.div_ceil(2);
+    for s in 0..slivers {
+        let src = &pairs[s * kp * w..(s + 1) * kp * w];
+        let dst = &mut pack[s * kc * w..(s + 1) * kc * w];
+        for (p, line) in dst.chunks_exact_mut(w).enumerate() {
+            // The first of a pair is its high half, the second its low half.
+            let shift = if p % 2 == 0 { 0 } else { 16 };
+            let pairs = &src[p / 2 * w..(p / 2 + 1) * w];
+            for (x, &pair) in line.iter_mut().zip(pairs) {
+                *x = f32::from_bits((pair << shift) & 0xffff_0000);
+            }
+        }
+    }
+}
+
+/// Lanes of the exponent scan of [`pair_exponents`].
 const LANES: usize = 16;
 
 /// [`Exponents`] of a block as [`LANES`] independent lanes of biased exponents, so that the
@@ -145,16 +130,18 @@ impl ExponentLanes {
         unclean: [0; LANES],
     };
 
+    /// Takes in the two values of each of `pairs`, lane by lane.
     #[inline(always)]
-    fn add(&mut self, values: &[f32; LANES]) {
-        for (l, x) in values.iter().enumerate() {
-            let bits = x.to_bits();
-            let biased = (bits >> 23) & 0xff;
-            let zero = (bits << 1 == 0) as u32;
-            self.min[l] = self.min[l].min(biased + zero * 255);
-            self.max[l] = self.max[l].max(biased);
-            // 0 and 255 are the two fields with `biased - 1` (wrapping) at least 254.
-            self.unclean[l] |= (1 - zero) & (biased.wrapping_sub(1) >= 254) as u32;
+    fn add(&mut self, pairs: &[u32; LANES]) {
+        for (l, &pair) in pairs.iter().enumerate() {
+            for bits in [pair & 0xffff_0000, pair << 16] {
+                let biased = (bits >> 23) & 0xff;
+                let zero = (bits << 1 == 0) as u32;
+                self.min[l] = self.min[l].min(biased + zero * 255);
+                self.max[l] = self.max[l].max(biased);
+                // 0 and 255 are the two fields with `biased - 1` (wrapping) at least 254.
+                self.unclean[l] |= (1 - zero) & (biased.wrapping_sub(1) >= 254) as u32;
+            }
         }
     }
 
