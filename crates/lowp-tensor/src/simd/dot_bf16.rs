@@ -110,37 +110,36 @@ pub(crate) fn unpair(pairs: &[u32], slivers: usize, kc: usize, w: usize, pack: &
     }
 }
 
-/// Lanes of the exponent scan of [`pair_exponents`].
+/// Lanes of the exponent scan of [`pair_exponents`]: pairs taken at a time.
 const LANES: usize = 16;
 
 /// [`Exponents`] of a block as [`LANES`] independent lanes of biased exponents, so that the
-/// scan compiles to vector code: the smallest exponent of the nonzero values (255 while there
-/// is none), the largest (0 while there is none: a zero's own field is 0), and whether any is
-/// 0 or 255 (subnormal, infinite, NaN), which makes the block unclean and the other two moot.
+/// scan compiles to vector code: the smallest exponent field of the nonzero values (255 while
+/// there is none) and the largest (0 while there is none: a zero's own field is 0). A field of
+/// 0 in a nonzero value (a subnormal) shows as a smallest field of 0, and one of 255 (infinite,
+/// NaN) as a largest of 255: both make the block unclean, with no lane of their own.
 struct ExponentLanes {
     min: [u32; LANES],
     max: [u32; LANES],
-    unclean: [u32; LANES],
 }
 
 impl ExponentLanes {
     const NONE: ExponentLanes = ExponentLanes {
         min: [255; LANES],
         max: [0; LANES],
-        unclean: [0; LANES],
     };
 
     /// Takes in the two values of each of `pairs`, lane by lane.
     #[inline(always)]
     fn add(&mut self, pairs: &[u32; LANES]) {
         for (l, &pair) in pairs.iter().enumerate() {
-            for bits in [pair & 0xffff_0000, pair << 16] {
-                let biased = (bits >> 23) & 0xff;
-                let zero = (bits << 1 == 0) as u32;
-                self.min[l] = self.min[l].min(biased + zero * 255);
+            for half in [pair >> 16, pair & 0xffff] {
+                // The sign dropped: the exponent field in the high byte, zero for ±0.
+                let magnitude = (half << 1) & 0xffff;
+                let biased = magnitude >> 8;
+                let zero = u32::from(magnitude == 0);
+                self.min[l] = self.min[l].min(biased | (zero * 255));
                 self.max[l] = self.max[l].max(biased);
-                // 0 and 255 are the two fields with `biased - 1` (wrapping) at least 254.
-                self.unclean[l] |= (1 - zero) & (biased.wrapping_sub(1) >= 254) as u32;
             }
         }
     }
@@ -149,7 +148,7 @@ impl ExponentLanes {
         let min = self.min.iter().copied().min().unwrap_or(255);
         let max = self.max.iter().copied().max().unwrap_or(0);
         Exponents {
-            clean: self.unclean.iter().all(|&u| u == 0),
+            clean: min != 0 && max != 255,
             min: if min == 255 {
                 i32::MAX
             } else {
