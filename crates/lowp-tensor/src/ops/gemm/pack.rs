@@ -31,8 +31,8 @@ pub(super) fn pack_a<T: FloatElement>(
             let at = (i0 + s * mr + r.min(count - 1)) * k + p0;
             &a[at..at + kc]
         };
-        // A sliver is a transposition of `mr` rows; with `mr` a constant the loop over a
-        // step's rows unrolls, and each value is read and written once.
+        // A sliver is a transposition of `mr` rows; with `mr` a constant each value is
+        // read and written once, at a place the compiler knows is in bounds.
         match mr {
             6 => pack_sliver::<T, 6>(row, count, sliver, rows),
             MAX_MR => pack_sliver::<T, MAX_MR>(row, count, sliver, rows),
@@ -74,23 +74,17 @@ fn transpose<E: Copy, C: Copy + Default, const MR: usize>(
     widen: impl Fn(E) -> C,
 ) {
     let kc = sliver.len() / MR;
-    let rows = rows.map(|r| &r[..kc]);
-    let steps = sliver.chunks_exact_mut(MR).enumerate();
-    if count == MR {
-        for (p, step) in steps {
-            for (x, row) in step.iter_mut().zip(&rows) {
-                *x = widen(row[p]);
+    // Row by row: each row is read in order and written to every `MR`th place of the sliver
+    // (which stays in L1), with no bounds check inside the loop. Step by step, reading `MR`
+    // rows at once, each value took a bounds check of its row too.
+    let steps = &mut sliver.as_chunks_mut::<MR>().0[..kc];
+    for (r, row) in rows.iter().enumerate() {
+        if r < count {
+            for (step, &x) in steps.iter_mut().zip(&row[..kc]) {
+                step[r] = widen(x);
             }
-        }
-    } else {
-        for (p, step) in steps {
-            for (r, (x, row)) in step.iter_mut().zip(&rows).enumerate() {
-                *x = if r < count {
-                    widen(row[p])
-                } else {
-                    C::default()
-                };
-            }
+        } else {
+            steps.iter_mut().for_each(|step| step[r] = C::default());
         }
     }
 }
