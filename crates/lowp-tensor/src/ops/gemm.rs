@@ -183,13 +183,20 @@ struct PackedB<C: Real> {
 /// One [`KC`]-row block of a packed panel of `B`: `KC x width` values packed by [`pack_b`]
 /// or, where the pair kernel runs, their pairs ([`pack_b_pairs`]) and exponents, and packed
 /// by [`pack_b`] too where the pair kernel is likely to refuse the block
-/// ([`Exponents::within_half_limits`]).
+/// ([`BlockOfB::widened`]).
 struct BlockOfB<C: Real> {
     pack: Aligned<C>,
-    /// Whether `pack` holds this block.
-    widened: bool,
     pairs: Aligned<u32>,
     exponents: Exponents,
+}
+
+impl<C: Real> BlockOfB<C> {
+    /// Whether `pack` holds the block, in a panel packed in pairs if `pairs`: always where
+    /// it is not, and where it is, when the gate refuses the block whatever `A` holds (its
+    /// exponents are not [`Exponents::within_half_limits`]).
+    fn widened(&self, pairs: bool) -> bool {
+        !pairs || !self.exponents.within_half_limits()
+    }
 }
 
 impl<C: Real> PackedB<C> {
@@ -202,7 +209,6 @@ impl<C: Real> PackedB<C> {
         };
         let block = |_| BlockOfB {
             pack: Aligned::new(pack),
-            widened: false,
             pairs: Aligned::new(pair_len),
             exponents: Exponents::NONE,
         };
@@ -231,21 +237,17 @@ impl<C: Real> PackedB<C> {
         let fill = |(blk, block): (usize, &mut BlockOfB<C>)| {
             let pc = blk * KC;
             let kc = KC.min(k - pc);
-            block.widened = !pairs;
             if pairs {
                 pack_b_pairs(b, n, pc, kc, jc, nc, &mut block.pairs);
                 let len = kc.div_ceil(2) * nc.next_multiple_of(tile.nr);
                 block.exponents = pair_exponents(path, &block.pairs[..len]);
-                // Widened once here rather than by each job that the gate sends to the FMA
-                // kernel (which is every job, where `B` is what the gate refuses).
-                if !block.exponents.within_half_limits() {
-                    if block.pack.len() < KC * width {
-                        block.pack = Aligned::new(KC * width);
-                    }
-                    block.widened = true;
-                }
             }
-            if block.widened {
+            // A block the gate refuses whatever `A` holds is widened once here, rather than by
+            // each job (which would be every job).
+            if block.widened(pairs) {
+                if block.pack.len() < KC * width {
+                    block.pack = Aligned::new(KC * width);
+                }
                 pack_b(b, n, pc, kc, jc, nc, tile.nr, &mut block.pack);
             }
         };
@@ -340,12 +342,13 @@ fn row_block<T: FloatElement>(
                     acc_ready = false;
                     // The FMA kernel takes this block: both operands widened.
                     unpair_into(a_pairs, mc, kc, tile.mr, a_pack);
-                    if block.widened {
+                    if block.widened(true) {
                         &block.pack[..b_len]
                     } else {
                         if unpaired != Some(pc) {
-                            if b_unpaired.len() < KC * nc.next_multiple_of(tile.nr) {
-                                *b_unpaired = Aligned::new(KC * nc.next_multiple_of(tile.nr));
+                            let most = KC * nc.next_multiple_of(tile.nr);
+                            if b_unpaired.len() < most {
+                                *b_unpaired = Aligned::new(most);
                             }
                             unpair_into(&block.pairs, nc, kc, tile.nr, b_unpaired);
                             unpaired = Some(pc);

@@ -26,38 +26,58 @@ pub(super) fn pack_a<T: FloatElement>(
     for s in 0..mc.div_ceil(mr) {
         let sliver = &mut pack[s * kc * mr..(s + 1) * kc * mr];
         let count = mr.min(mc - s * mr);
-        // Rows past `count` stand in for the padding: `transpose` writes zeros there.
-        let row = |r: usize| {
-            let at = (i0 + s * mr + r.min(count - 1)) * k + p0;
-            &a[at..at + kc]
-        };
+        let first = i0 + s * mr;
         // A sliver is a transposition of `mr` rows; with `mr` a constant each value is
         // read and written once, at a place the compiler knows is in bounds.
         match mr {
-            6 => pack_sliver::<T, 6>(row, count, sliver, rows),
-            MAX_MR => pack_sliver::<T, MAX_MR>(row, count, sliver, rows),
+            6 => {
+                let a_rows = sliver_rows(a, k, first, count, p0, kc);
+                pack_sliver::<T, 6>(a_rows, count, sliver, rows)
+            }
+            MAX_MR => {
+                let a_rows = sliver_rows(a, k, first, count, p0, kc);
+                pack_sliver::<T, MAX_MR>(a_rows, count, sliver, rows)
+            }
             _ => unreachable!("Tile::on gives tiles of 6 or {MAX_MR} rows, not {mr}"),
         }
     }
 }
 
-/// One sliver of [`pack_a`]: its first `count` rows are `row(0)`, `row(1)`, ... (`row(r)`
-/// for `r >= count` only a placeholder), widened in registers or, for the types that are not,
-/// through `rows` on the bulk conversion paths.
+/// Columns `p0..p0 + kc` of rows `first..first + count` of `a` (row stride `k`), and in
+/// place of the `MR - count` rows past them, which pad the sliver, the last row again: a
+/// placeholder, which [`transpose`] does not read.
 #[inline(always)]
-fn pack_sliver<'a, T: FloatElement, const MR: usize>(
-    row: impl Fn(usize) -> &'a [T],
+fn sliver_rows<T, const MR: usize>(
+    a: &[T],
+    k: usize,
+    first: usize,
+    count: usize,
+    p0: usize,
+    kc: usize,
+) -> [&[T]; MR] {
+    core::array::from_fn(|r| {
+        let at = (first + r.min(count - 1)) * k + p0;
+        &a[at..at + kc]
+    })
+}
+
+/// One sliver of [`pack_a`]: its first `count` rows are `a_rows[..count]` (the others only
+/// placeholders), widened in registers or, for the types that are not, through `rows` on
+/// the bulk conversion paths.
+#[inline(always)]
+fn pack_sliver<T: FloatElement, const MR: usize>(
+    a_rows: [&[T]; MR],
     count: usize,
     sliver: &mut [T::Acc],
     rows: &mut [T::Acc],
 ) {
     if T::WIDENS_IN_REGISTERS {
-        transpose::<T, T::Acc, MR>(core::array::from_fn(row), count, sliver, T::widen_one);
+        transpose::<T, T::Acc, MR>(a_rows, count, sliver, T::widen_one);
     } else {
         let kc = sliver.len() / MR;
         let rows = &mut rows[..MR * kc];
-        for (r, dst) in rows.chunks_exact_mut(kc).enumerate().take(count) {
-            T::Acc::widen(row(r), dst);
+        for (dst, src) in rows.chunks_exact_mut(kc).zip(a_rows).take(count) {
+            T::Acc::widen(src, dst);
         }
         let rows: [&[T::Acc]; MR] = core::array::from_fn(|r| &rows[r.min(count - 1) * kc..][..kc]);
         transpose::<T::Acc, T::Acc, MR>(rows, count, sliver, |x| x);
@@ -151,11 +171,7 @@ pub(super) fn pack_a_pairs<T: FloatElement>(
     for s in 0..mc.div_ceil(MR) {
         let sliver = &mut pairs[s * kp * MR..(s + 1) * kp * MR];
         let count = MR.min(mc - s * MR);
-        // Rows past `count` stand in for the padding: `transpose` writes zeros there.
-        let rows: [&[T]; MR] = core::array::from_fn(|r| {
-            let at = (i0 + s * MR + r.min(count - 1)) * k + p0;
-            &a[at..at + kc]
-        });
+        let rows: [&[T]; MR] = sliver_rows(a, k, i0 + s * MR, count, p0, kc);
         let (whole, last) = sliver.split_at_mut(kc / 2 * MR);
         let steps = rows.map(|row| row.as_chunks::<2>().0);
         transpose::<[T; 2], u32, MR>(steps, count, whole, |[x, y]| pair(f32_of(x), f32_of(y)));
