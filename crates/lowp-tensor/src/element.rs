@@ -117,6 +117,12 @@ pub trait FloatElement: Element + PartialOrd {
     const WIDENS_IN_REGISTERS: bool = false;
     /// The value in the accumulation type, exactly.
     fn widen_one(self) -> Self::Acc;
+    /// The slice as its accumulation type, where this type is that type (f32 and f64), so
+    /// that a kernel can read it without widening it into a copy first.
+    fn as_acc(s: &[Self]) -> Option<&[Self::Acc]> {
+        let _ = s;
+        None
+    }
 }
 
 /// bf16 bits as an f32: the same bits in the upper half. Exact for every pattern, NaN
@@ -502,6 +508,10 @@ macro_rules! impl_machine_float {
             #[inline(always)]
             fn widen_one(self) -> $t {
                 self
+            }
+            #[inline(always)]
+            fn as_acc(s: &[$t]) -> Option<&[$t]> {
+                Some(s)
             }
             fn widen_f32(src: &[$t], dst: &mut [f32]) {
                 lengths(dst.len(), src.len());

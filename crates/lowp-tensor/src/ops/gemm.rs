@@ -357,7 +357,7 @@ fn row_block<T: FloatElement>(
                     }
                 }
                 _ => {
-                    pack_a(a, k, first + ic, mc, pc, kc, tile.mr, a_pack, rows);
+                    pack_a(path, a, k, first + ic, mc, pc, kc, tile.mr, a_pack, rows);
                     &block.pack[..b_len]
                 }
             };
@@ -579,11 +579,17 @@ mod tests {
             let a: Vec<T> = (0..40 * k).map(value).collect();
             let b: Vec<T> = (0..k * n).map(|i| value(i + 5)).collect();
             let (i0, p0, kc, j0) = (3, 7, 19, 5);
-            for mr in [6, MAX_MR] {
+            // Depths under four steps, and past a multiple of four or at one (the vector
+            // transposition's cases), on every path.
+            let cases = Path::ALL
+                .into_iter()
+                .flat_map(|path| [6, MAX_MR].map(|mr| (path, mr)))
+                .flat_map(|(path, mr)| [3, 19, 20].map(|kc| (path, mr, kc)));
+            for (path, mr, kc) in cases {
                 let mc = 2 * mr + 5;
                 let mut pack = vec![T::Acc::of(7.0); mc.next_multiple_of(mr) * kc];
                 let mut rows = vec![T::Acc::ZERO; mr * kc];
-                pack_a(&a, k, i0, mc, p0, kc, mr, &mut pack, &mut rows);
+                pack_a(path, &a, k, i0, mc, p0, kc, mr, &mut pack, &mut rows);
                 let source = |i: usize, p: usize| a[(i0 + i) * k + p0 + p].to_f64();
                 layout(
                     &pack,
@@ -591,7 +597,7 @@ mod tests {
                     kc,
                     mc,
                     source,
-                    &format!("{} A, mr {mr}", T::DTYPE),
+                    &format!("{} A on {}, mr {mr}, kc {kc}", T::DTYPE, path.name()),
                 );
             }
             for nr in [8usize, 16, 32] {
@@ -725,6 +731,7 @@ mod tests {
             let (mut unpaired, mut packed) = (vec![7f32; 2 * kc * MR], vec![7f32; 2 * kc * MR]);
             unpair(&pairs, 2, kc, MR, &mut unpaired);
             pack_a(
+                Path::Avx512Bf16,
                 &a,
                 k,
                 i0,
@@ -785,7 +792,18 @@ mod tests {
             let run = |a: &[f32], b: &[f32], pairs: bool| {
                 let mut a_pack = vec![0f32; mc.next_multiple_of(tile.mr) * kc];
                 let mut rows = vec![0f32; tile.mr * kc];
-                pack_a(a, kc, 0, mc, 0, kc, tile.mr, &mut a_pack, &mut rows);
+                pack_a(
+                    Path::Avx512Bf16,
+                    a,
+                    kc,
+                    0,
+                    mc,
+                    0,
+                    kc,
+                    tile.mr,
+                    &mut a_pack,
+                    &mut rows,
+                );
                 let mut b_pack = vec![0f32; nc.next_multiple_of(tile.nr) * kc];
                 pack_b(b, nc, 0, kc, 0, nc, tile.nr, &mut b_pack);
                 let mut acc = vec![f32::NAN; tiled_len(tile, mc, nc)];

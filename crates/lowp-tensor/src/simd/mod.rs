@@ -5,16 +5,17 @@
 //! baseline CPU, with AVX2 and FMA enabled, and with AVX-512 Foundation enabled too
 //! (`#[target_feature]`), the last two called only after the CPU was checked to have those
 //! features. The operations and their order are the same, so every path gives the same bits.
-//! Two kernels are written with intrinsics instead, since no compiler turns plain Rust into
-//! their instructions: [`dot_bf16`] (`vdpbf16ps`), which the engine uses only where it gives
-//! the same bits, and [`sum_f16`] (`vcvtph2ps`), which widens every f16 exactly as the
-//! portable code does.
+//! Three are written with intrinsics instead, since no compiler turns plain Rust into their
+//! instructions: [`dot_bf16`] (`vdpbf16ps`), which the engine uses only where it gives the
+//! same bits, [`sum_f16`] (`vcvtph2ps`), which widens every f16 exactly as the portable code
+//! does, and [`transpose`] (SSE shuffles), which moves values without changing them.
 #![allow(unsafe_code)]
 
 pub mod dot_bf16;
 pub mod gemm;
 pub mod reduce;
 pub mod sum_f16;
+pub mod transpose;
 
 /// A way to run the kernels' inner loops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,17 +2,21 @@
 //! accumulation type for the FMA kernel ([`pack_a`], [`pack_b`]), or, for the bf16 pair
 //! kernel, straight from the bf16 values into pairs ([`pack_a_pairs`], [`pack_b_pairs`]).
 
-use super::NC;
+use super::{KC, NC};
 use crate::element::{FloatElement, Real};
+use crate::simd::Path;
 use crate::simd::dot_bf16::{self, pair};
 use crate::simd::gemm::MAX_MR;
+use crate::simd::transpose;
 
 /// Packs rows `i0..i0 + mc`, columns `p0..p0 + kc` of `a` (row stride `k`) into slivers of
 /// `mr` rows (6 or [`MAX_MR`], [`Tile::on`]'s): sliver `s`, step `p`, row `r` at
 /// `(s * kc + p) * mr + r`, zero-padded. `rows` is scratch for `mr` rows of `kc` values, used
-/// by the types that do not widen in registers.
+/// by the types that are not their accumulation type. f32 slivers are transposed in vector
+/// registers except on [`Path::Portable`] ([`transpose::rows_into_sliver`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pack_a<T: FloatElement>(
+    path: Path,
     a: &[T],
     k: usize,
     i0: usize,
@@ -32,11 +36,11 @@ pub(super) fn pack_a<T: FloatElement>(
         match mr {
             6 => {
                 let a_rows = sliver_rows(a, k, first, count, p0, kc);
-                pack_sliver::<T, 6>(a_rows, count, sliver, rows)
+                pack_sliver::<T, 6>(path, a_rows, count, sliver, rows)
             }
             MAX_MR => {
                 let a_rows = sliver_rows(a, k, first, count, p0, kc);
-                pack_sliver::<T, MAX_MR>(a_rows, count, sliver, rows)
+                pack_sliver::<T, MAX_MR>(path, a_rows, count, sliver, rows)
             }
             _ => unreachable!("Tile::on gives tiles of 6 or {MAX_MR} rows, not {mr}"),
         }
@@ -62,27 +66,46 @@ fn sliver_rows<T, const MR: usize>(
 }
 
 /// One sliver of [`pack_a`]: its first `count` rows are `a_rows[..count]` (the others only
-/// placeholders), widened in registers or, for the types that are not, through `rows` on
-/// the bulk conversion paths.
+/// placeholders). Rows that are f32, as they come or widened into `rows` on the bulk
+/// conversion paths, go to [`transpose::rows_into_sliver`]; f64 rows are moved one value at a
+/// time.
 #[inline(always)]
 fn pack_sliver<T: FloatElement, const MR: usize>(
+    path: Path,
     a_rows: [&[T]; MR],
     count: usize,
     sliver: &mut [T::Acc],
     rows: &mut [T::Acc],
 ) {
-    if T::WIDENS_IN_REGISTERS {
-        transpose::<T, T::Acc, MR>(a_rows, count, sliver, T::widen_one);
+    let kc = sliver.len() / MR;
+    let Some(sliver) = T::Acc::as_f32s_mut(sliver) else {
+        return transpose::<T, T::Acc, MR>(a_rows, count, sliver, T::widen_one);
+    };
+    let own = |r: usize| T::as_acc(a_rows[r]).and_then(T::Acc::as_f32s);
+    let f32_rows: [&[f32]; MR] = if own(0).is_some() {
+        core::array::from_fn(|r| match own(r) {
+            Some(row) if r < count => row,
+            _ => &ZEROS[..kc],
+        })
     } else {
-        let kc = sliver.len() / MR;
         let rows = &mut rows[..MR * kc];
         for (dst, src) in rows.chunks_exact_mut(kc).zip(a_rows).take(count) {
             T::Acc::widen(src, dst);
         }
-        let rows: [&[T::Acc]; MR] = core::array::from_fn(|r| &rows[r.min(count - 1) * kc..][..kc]);
-        transpose::<T::Acc, T::Acc, MR>(rows, count, sliver, |x| x);
-    }
+        let rows = T::Acc::as_f32s(rows).expect("accumulators of f32, as the sliver's");
+        core::array::from_fn(|r| {
+            if r < count {
+                &rows[r * kc..][..kc]
+            } else {
+                &ZEROS[..kc]
+            }
+        })
+    };
+    transpose::rows_into_sliver(path, f32_rows, sliver);
 }
+
+/// [`KC`] zeros: the rows that pad a sliver of `A`.
+static ZEROS: [f32; KC] = [0.0; KC];
 
 /// Writes `widen(rows[r][p])` at `sliver[p * MR + r]` for the first `count` rows, zero for
 /// the others (rows past `count` are only placeholders).
