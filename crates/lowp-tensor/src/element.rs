@@ -123,6 +123,12 @@ pub trait FloatElement: Element + PartialOrd {
         let _ = s;
         None
     }
+    /// The slice as its accumulation type, where this type is that type (f32 and f64), so
+    /// that a kernel can write it without rounding a copy into it.
+    fn as_acc_mut(s: &mut [Self]) -> Option<&mut [Self::Acc]> {
+        let _ = s;
+        None
+    }
 }
 
 /// bf16 bits as an f32: the same bits in the upper half. Exact for every pattern, NaN
@@ -511,6 +517,10 @@ macro_rules! impl_machine_float {
             }
             #[inline(always)]
             fn as_acc(s: &[$t]) -> Option<&[$t]> {
+                Some(s)
+            }
+            #[inline(always)]
+            fn as_acc_mut(s: &mut [$t]) -> Option<&mut [$t]> {
                 Some(s)
             }
             fn widen_f32(src: &[$t], dst: &mut [f32]) {

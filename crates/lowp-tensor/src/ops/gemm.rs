@@ -363,19 +363,54 @@ fn row_block<T: FloatElement>(
             };
             micro_tiles(path, mc, nc, kc, a_pack, b_pack, acc, fresh);
         }
-        // Each row gathered from its tiles, then rounded in one call. A row's part in the
-        // next column sliver is a whole column of tiles further on.
-        let line = &mut rows[..nc];
-        let step = tiled_at(tile, mc, 0, tile.nr);
+        // Each row gathered from its tiles: straight into `out` where `T` is its own
+        // accumulation type, else into `rows` and rounded in one call.
         for i in 0..mc {
-            let start = tiled_at(tile, mc, i, 0);
-            for (t, part) in line.chunks_mut(tile.nr).enumerate() {
-                let at = start + t * step;
-                part.copy_from_slice(&acc[at..at + part.len()]);
-            }
             let dst = &mut out[(ic + i) * n + jc..(ic + i) * n + jc + nc];
-            T::Acc::narrow(line, dst, false);
+            match T::as_acc_mut(dst) {
+                Some(own) => gather_row(tile, mc, i, acc, own),
+                None => {
+                    let line = &mut rows[..nc];
+                    gather_row(tile, mc, i, acc, line);
+                    T::Acc::narrow(line, dst, false);
+                }
+            }
         }
+    }
+}
+
+/// Copies row `i`'s accumulators out of the tiles of an `mc`-row block ([`tiled_at`]'s layout)
+/// into `line`, one copy per column sliver.
+fn gather_row<C: Real>(tile: Tile, mc: usize, i: usize, tiles: &[C], line: &mut [C]) {
+    // With the sliver's width a constant, each copy is a few vector moves, not a call to the
+    // C library's `memcpy`.
+    match tile.nr {
+        8 => gather_slivers::<C, 8>(tile, mc, i, tiles, line),
+        16 => gather_slivers::<C, 16>(tile, mc, i, tiles, line),
+        32 => gather_slivers::<C, 32>(tile, mc, i, tiles, line),
+        nr => unreachable!("Tile::on gives tiles of 8, 16 or 32 columns, not {nr}"),
+    }
+}
+
+/// [`gather_row`] for tiles of `NR` columns.
+#[inline(always)]
+fn gather_slivers<C: Real, const NR: usize>(
+    tile: Tile,
+    mc: usize,
+    i: usize,
+    tiles: &[C],
+    line: &mut [C],
+) {
+    // A row's part in the next column sliver is a whole column of tiles further on.
+    let (start, step) = (tiled_at(tile, mc, i, 0), tiled_at(tile, mc, 0, NR));
+    let (whole, tail) = line.as_chunks_mut::<NR>();
+    for (t, part) in whole.iter_mut().enumerate() {
+        let at = start + t * step;
+        *part = tiles[at..at + NR].try_into().expect("NR");
+    }
+    if !tail.is_empty() {
+        let at = start + whole.len() * step;
+        tail.copy_from_slice(&tiles[at..at + tail.len()]);
     }
 }
 

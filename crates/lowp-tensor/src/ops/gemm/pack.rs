@@ -133,7 +133,8 @@ fn transpose<E: Copy, C: Copy + Default, const MR: usize>(
 }
 
 /// Packs rows `p0..p0 + kc`, columns `j0..j0 + nc` of `b` (row stride `n`) into slivers of
-/// `nr` columns: sliver `t`, step `p`, column `c` at `(t * kc + p) * nr + c`, zero-padded.
+/// `nr` columns (8, 16 or 32, [`Tile::on`]'s): sliver `t`, step `p`, column `c` at `(t * kc +
+/// p) * nr + c`, zero-padded.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pack_b<T: FloatElement>(
     b: &[T],
@@ -145,29 +146,51 @@ pub(super) fn pack_b<T: FloatElement>(
     nr: usize,
     pack: &mut [T::Acc],
 ) {
-    // f32 and f64, their own accumulation type, go straight from `b` into the slivers, each
-    // value read and written once (2% on f32 products of n = 256 and 512, Zen 4). The narrower
-    // types widen each row on the bulk paths first, into `row`: widened one value at a time
-    // as f32 is, f16 ran 1% to 2% slower.
-    let direct = size_of::<T>() == size_of::<T::Acc>();
-    let mut row = [T::Acc::ZERO; NC];
-    let row = &mut row[..nc];
+    // With `nr` a constant, each row's part in a sliver is one copy of a known size, which
+    // the compiler writes as a few vector moves: a copy of `nr` values, where the size was
+    // not known, called the C library's `memcpy` for every 128 bytes.
+    let row = |p: usize| &b[(p0 + p) * n + j0..][..nc];
+    match nr {
+        8 => pack_b_slivers::<T, 8>(row, kc, nc, pack),
+        16 => pack_b_slivers::<T, 16>(row, kc, nc, pack),
+        32 => pack_b_slivers::<T, 32>(row, kc, nc, pack),
+        _ => unreachable!("Tile::on gives tiles of 8, 16 or 32 columns, not {nr}"),
+    }
+}
+
+/// [`pack_b`] for slivers of `NR` columns, of the `nc` values of each of the `kc` rows
+/// `row(p)`.
+#[inline(always)]
+fn pack_b_slivers<'a, T: FloatElement, const NR: usize>(
+    row: impl Fn(usize) -> &'a [T],
+    kc: usize,
+    nc: usize,
+    pack: &mut [T::Acc],
+) {
+    // f32 and f64, their own accumulation type, go straight from `b` into the slivers (2% on
+    // f32 products of n = 256 and 512, Zen 4). The narrower types widen each row on the bulk
+    // paths first, into `widened`: widened one value at a time as f32 is, f16 ran 1% to 2%
+    // slower.
+    let mut widened = [T::Acc::ZERO; NC];
+    let widened = &mut widened[..nc];
     for p in 0..kc {
-        let src = &b[(p0 + p) * n + j0..(p0 + p) * n + j0 + nc];
-        if !direct {
-            T::Acc::widen(src, row);
-        }
-        for t in 0..nc.div_ceil(nr) {
-            let dst = &mut pack[(t * kc + p) * nr..(t * kc + p + 1) * nr];
-            let cols = nr.min(nc - t * nr);
-            let (dst, pad) = dst.split_at_mut(cols);
-            if direct {
-                for (x, &y) in dst.iter_mut().zip(&src[t * nr..]) {
-                    *x = T::widen_one(y);
-                }
-            } else {
-                dst.copy_from_slice(&row[t * nr..t * nr + cols]);
+        let src: &[T::Acc] = match T::as_acc(row(p)) {
+            Some(own) => own,
+            None => {
+                T::Acc::widen(row(p), widened);
+                widened
             }
+        };
+        let (whole, tail) = src.as_chunks::<NR>();
+        for (t, part) in whole.iter().enumerate() {
+            let at = (t * kc + p) * NR;
+            let dst: &mut [T::Acc; NR] = (&mut pack[at..at + NR]).try_into().expect("NR");
+            *dst = *part;
+        }
+        if !tail.is_empty() {
+            let at = (whole.len() * kc + p) * NR;
+            let (dst, pad) = pack[at..at + NR].split_at_mut(tail.len());
+            dst.copy_from_slice(tail);
             pad.fill(T::Acc::ZERO);
         }
     }
