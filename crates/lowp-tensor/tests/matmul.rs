@@ -240,8 +240,18 @@ fn each_element_is_an_ordered_fma_chain() {
         DType::F16,
         DType::F8E4M3FN,
     ] {
-        // 1060 columns cross the widest panel of B (1024, f32 on AVX-512).
-        for &(m, k, n) in &[(9, 600, 35), (13, 257, 17), (100, 300, 530), (14, 70, 1060)] {
+        // 1060 columns cross the widest panel of B (1024, f32 on AVX-512). The rows leave 1
+        // to 11 rows in a block's last sliver of 12 (or 6), which the kernels for 4, 8 or 9
+        // rows take, and 100 rows split in jobs of 50 where the product runs on two threads.
+        let shapes = [
+            (9, 600, 35),
+            (13, 257, 17),
+            (7, 300, 40),
+            (23, 260, 33),
+            (100, 300, 530),
+            (14, 70, 1060),
+        ];
+        for &(m, k, n) in &shapes {
             let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, dtype, 8).unwrap();
             let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, dtype, 9).unwrap();
             let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());

@@ -102,10 +102,13 @@ pub(crate) fn gemm<T: FloatElement>(
     } else {
         1
     };
-    // One job per thread, each the same number of whole tiles, run in row blocks of `MC`.
-    // (Jobs of `MC` rows shared the work badly: a 1024-row product made 11 of them, and one
-    // of two threads idled while the other ran the last.)
-    let rows = m.div_ceil(MAX_MR).div_ceil(threads) * MAX_MR;
+    // One job per thread, each the same number of rows, run in row blocks of `MC`. (Jobs of
+    // `MC` rows shared the work badly: a 1024-row product made 11 of them, and one of two
+    // threads idled while the other ran the last.) A job's last sliver of `A` may be short:
+    // the micro-kernel computes 4 or 9 rows of it rather than 12 (`all_tiles`), so 256 rows
+    // on two threads are 10 3/4 slivers' work each, where jobs of whole slivers were 11 and
+    // 10 1/3.
+    let rows = m.div_ceil(threads);
     // The widest panel packed: all of its columns only where `n` needs them.
     let columns = panel_columns(path, size_of::<T::Acc>());
     let width = columns.min(n.next_multiple_of(tile.nr));
@@ -802,6 +805,74 @@ mod tests {
         }
     }
 
+    /// Blocks of 1 to 24 rows, so that the last sliver of `A` has each number of rows, on
+    /// every path and on the pair kernel where the CPU has it: each accumulator of a row of
+    /// the block is the ordered FMA chain (the kernels for 4, 8, 9 and all rows compute the
+    /// rows they should), and the padding rows of a fresh block hold zeros, not the NaNs the
+    /// tiles held before (left there, they would shut the pair kernel's gate, which asks
+    /// every accumulator of the row block).
+    #[test]
+    fn short_slivers_compute_their_rows_and_zero_the_rest() {
+        let (nc, kc) = (40, 7);
+        let value = |i: usize| ((i * 37) % 29) as f32 / 4.0 - 3.5;
+        let b: Vec<f32> = (0..kc * nc).map(|i| value(i + 3)).collect();
+        let check = |what: &str, tile: Tile, mc: usize, a: &[f32], acc: &[f32]| {
+            let (mr, nr) = (tile.mr, tile.nr);
+            let row_slivers = mc.div_ceil(mr);
+            for (at, &got) in acc.iter().enumerate() {
+                let (which, within) = (at / (mr * nr), at % (mr * nr));
+                let i = which % row_slivers * mr + within / nr;
+                let j = which / row_slivers * nr + within % nr;
+                let want = if i >= mc {
+                    0.0
+                } else if j < nc {
+                    (0..kc).fold(0f32, |c, p| a[i * kc + p].mul_add(b[p * nc + j], c))
+                } else {
+                    continue;
+                };
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "{what}, {mc} rows: ({i}, {j})"
+                );
+            }
+        };
+        for mc in 1..=24 {
+            let a: Vec<f32> = (0..mc * kc).map(value).collect();
+            for path in Path::ALL {
+                let tile = Tile::on(
+                    if path.is_supported() {
+                        path
+                    } else {
+                        Path::Portable
+                    },
+                    4,
+                );
+                let mut a_pack = vec![0f32; mc.next_multiple_of(tile.mr) * kc];
+                let mut rows = vec![0f32; tile.mr * kc];
+                pack_a(path, &a, kc, 0, mc, 0, kc, tile.mr, &mut a_pack, &mut rows);
+                let mut b_pack = vec![0f32; nc.next_multiple_of(tile.nr) * kc];
+                pack_b(&b, nc, 0, kc, 0, nc, tile.nr, &mut b_pack);
+                let mut acc = vec![f32::NAN; tiled_len(tile, mc, nc)];
+                micro_tiles(path, mc, nc, kc, &a_pack, &b_pack, &mut acc, true);
+                check(path.name(), tile, mc, &a, &acc);
+            }
+            if dot_bf16::supported() {
+                // The values are bf16s (at most 7 significant bits), so pairs are exact.
+                let bf16s = |x: &[f32]| x.iter().map(|&x| lowp::bf16::from_f32(x)).collect();
+                let (a16, b16): (Vec<lowp::bf16>, Vec<lowp::bf16>) = (bf16s(&a), bf16s(&b));
+                let tile = Tile::on(Path::Avx512Bf16, 4);
+                let mut ap = vec![0u32; mc.next_multiple_of(tile.mr) * kc.div_ceil(2)];
+                let mut bp = vec![0u32; nc.next_multiple_of(tile.nr) * kc.div_ceil(2)];
+                pack_a_pairs(&a16, kc, 0, mc, 0, kc, &mut ap);
+                pack_b_pairs(&b16, nc, 0, kc, 0, nc, &mut bp);
+                let mut acc = vec![f32::NAN; tiled_len(tile, mc, nc)];
+                pair_tiles(mc, nc, kc, &ap, &bp, &mut acc, true);
+                check("pairs", tile, mc, &a, &acc);
+            }
+        }
+    }
+
     /// On a CPU with AVX512-BF16: the pair kernel gives the FMA kernel's bits on blocks the
     /// exponents allow, and differs from it on subnormal inputs (the flush the gate avoids).
     #[test]
@@ -854,7 +925,7 @@ mod tests {
                 if pairs {
                     pair_tiles(mc, nc, kc, &ap, &bp, &mut acc, true);
                 } else {
-                    all_tiles::<f32, 12, 32>(mc, nc, kc, &a_pack, &b_pack, &mut acc, true);
+                    all_tiles::<f32, 12, 32, 4, 9>(mc, nc, kc, &a_pack, &b_pack, &mut acc, true);
                 }
                 let bits = (0..mc * nc)
                     .map(|e| acc[tiled_at(tile, mc, e / nc, e % nc)].to_bits())

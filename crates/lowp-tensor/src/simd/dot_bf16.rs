@@ -183,20 +183,26 @@ pub(crate) fn pair_tiles(
     assert!(
         a_pairs.len() >= mc.div_ceil(MR) * kp * MR && b_pairs.len() >= nc.div_ceil(NR) * kp * NR
     );
-    each_tile::<f32, u32, MR, NR>(mc, nc, kp, a_pairs, b_pairs, tiles, |a, b, c| {
+    each_tile::<f32, u32, MR, NR>(mc, nc, kp, a_pairs, b_pairs, tiles, |a, b, c, live| {
+        // As the FMA kernel: a short last sliver computes 4 or 8 rows, not all 12.
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `supported()` was asserted: the CPU has AVX-512 F and AVX512-BF16, all
         // `tile` needs; `a` holds `kp * MR` pairs and `b` `kp * NR` (`each_tile`'s slivers).
         unsafe {
-            tile(kp, a, b, c, fresh)
+            match live {
+                ..=4 => tile::<4>(kp, a, b, c, fresh),
+                5..=8 => tile::<8>(kp, a, b, c, fresh),
+                _ => tile::<MR>(kp, a, b, c, fresh),
+            }
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = (a, b, c);
+        let _ = (a, b, c, live);
     });
 }
 
-/// `kp` steps of `c[i] += a-pair[i] . b-pairs` over one sliver of each, the accumulators in
-/// 24 registers, starting from zeros instead of `c` if `fresh`.
+/// `kp` steps of `c[i] += a-pair[i] . b-pairs` for the first `R` rows `i` of the tile over
+/// one sliver of each, the accumulators in `2 R` registers, starting from zeros instead of `c`
+/// if `fresh`; then, if `fresh`, zeros in the rows past `R`.
 ///
 /// # Safety
 ///
@@ -204,16 +210,23 @@ pub(crate) fn pair_tiles(
 /// `kp * NR`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bf16")]
-unsafe fn tile(kp: usize, a: &[u32], b: &[u32], c: &mut [[f32; NR]; MR], fresh: bool) {
+unsafe fn tile<const R: usize>(
+    kp: usize,
+    a: &[u32],
+    b: &[u32],
+    c: &mut [[f32; NR]; MR],
+    fresh: bool,
+) {
     use std::arch::x86_64::{
         __m512bh, _mm512_dpbf16_ps, _mm512_loadu_ps, _mm512_loadu_si512, _mm512_set1_epi32,
         _mm512_setzero_ps, _mm512_storeu_ps,
     };
+    const { assert!(R <= MR, "more rows than the tile holds") };
     debug_assert!(a.len() >= kp * MR && b.len() >= kp * NR);
-    let mut lo = [_mm512_setzero_ps(); MR];
+    let mut lo = [_mm512_setzero_ps(); R];
     let mut hi = lo;
     if !fresh {
-        for i in 0..MR {
+        for i in 0..R {
             // SAFETY: each row of `c` holds 32 f32s: two 16-lane loads.
             unsafe {
                 lo[i] = _mm512_loadu_ps(c[i].as_ptr());
@@ -229,18 +242,22 @@ unsafe fn tile(kp: usize, a: &[u32], b: &[u32], c: &mut [[f32; NR]; MR], fresh: 
             let bp = b.as_ptr().add(q * NR);
             let b0: __m512bh = std::mem::transmute(_mm512_loadu_si512(bp.cast()));
             let b1: __m512bh = std::mem::transmute(_mm512_loadu_si512(bp.add(16).cast()));
-            for (i, &pair) in a[q * MR..q * MR + MR].iter().enumerate() {
+            for (i, &pair) in a[q * MR..q * MR + R].iter().enumerate() {
                 let x: __m512bh = std::mem::transmute(_mm512_set1_epi32(pair as i32));
                 lo[i] = _mm512_dpbf16_ps(lo[i], x, b0);
                 hi[i] = _mm512_dpbf16_ps(hi[i], x, b1);
             }
         }
     }
-    for i in 0..MR {
+    for i in 0..R {
         // SAFETY: as the loads above.
         unsafe {
             _mm512_storeu_ps(c[i].as_mut_ptr(), lo[i]);
             _mm512_storeu_ps(c[i].as_mut_ptr().add(16), hi[i]);
         }
+    }
+    if fresh {
+        // Rows the kernel skipped read as zero, as a zero-padded row of `A` computes them.
+        c[R..].fill([0.0; NR]);
     }
 }
