@@ -230,7 +230,8 @@ fn bf16_products_at_the_edges_of_the_range_are_the_same_on_every_path() {
 /// rounded once to the dtype: exactly what a scalar loop of `mul_add` gives, whatever the
 /// blocking. The shapes cross the engine's tile, block and panel edges (rows in blocks of 96,
 /// depth in blocks of 256, columns in panels of 512) and the dtypes take each way of packing
-/// (f32 and f64 as they are, bf16 and f16 widened in registers, f8e4m3fn through a buffer).
+/// (f32 and f64 as they are; bf16, f16 and f8e4m3fn widened on the bulk conversion paths;
+/// bf16 in pairs where the pair kernel runs).
 #[test]
 fn each_element_is_an_ordered_fma_chain() {
     for dtype in [

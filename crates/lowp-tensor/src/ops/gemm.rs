@@ -583,10 +583,11 @@ mod tests {
     }
 
     /// The packers against their layouts written out plainly, for every tile shape of any
-    /// path (the AVX-512 ones too, which this CPU may lack) and each way of widening (f32 and
-    /// f64 as they are, bf16 in registers, f8e4m3fn through a buffer), at offsets into the
-    /// matrices and with rows and columns short of a tile. The buffers start full of 7s, so a
-    /// padding left unwritten shows.
+    /// path (the AVX-512 ones too, which this CPU may lack) and each way of packing (f32 as
+    /// it is, by the SSE transposition or, on the portable path, one value at a time; f64 as
+    /// it is, one value at a time; bf16 and f8e4m3fn widened on the bulk conversion paths
+    /// first), at offsets into the matrices and with rows and columns short of a tile. The
+    /// buffers start full of 7s, so a padding left unwritten shows.
     #[test]
     fn packing_puts_each_value_where_the_kernel_reads_it() {
         /// Checks that `pack` holds slivers of `w` lines (rows of A, columns of B) of `kc`
