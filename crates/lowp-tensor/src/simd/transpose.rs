@@ -10,10 +10,11 @@
 
 use super::Path;
 
-/// Writes `rows[r][p]` at `sliver[p * MR + r]`, for every row `r < MR` and every step `p <
-/// sliver.len() / MR`: the transposition of `MR` rows (6 or 12: a multiple of 4, or of 4 plus
-/// 2) into a sliver of [`crate::ops::gemm`]'s packed `A`. Steps past a multiple of 4, and
-/// every step on the portable path or off x86-64, are moved one value at a time.
+/// Writes `rows[r][p]` at `sliver[p * MR + r]`, for every row `r < MR` and the steps `p` of
+/// `sliver` (`sliver.len() / MR` of them) up to the last multiple of 4, and returns how many
+/// steps it wrote: the transposition of `MR` rows (6 or 12: a multiple of 4, or of 4 plus 2)
+/// into a sliver of [`crate::ops::gemm`]'s packed `A`, four steps at a time. It writes none
+/// on the portable path or off x86-64; the caller moves the steps left one value at a time.
 ///
 /// # Panics
 ///
@@ -23,33 +24,27 @@ pub(crate) fn rows_into_sliver<const MR: usize>(
     path: Path,
     rows: [&[f32]; MR],
     sliver: &mut [f32],
-) {
+) -> usize {
     const {
         assert!(
             MR.is_multiple_of(4) || MR % 4 == 2,
             "rows: neither 4k nor 4k + 2"
         )
     };
-    let kc = sliver.len() / MR;
-    let rows = rows.map(|row| &row[..kc]);
-    let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if path != Path::Portable {
-        done = kc / 4 * 4;
+        let done = sliver.len() / MR / 4 * 4;
+        let rows = rows.map(|row| &row[..done]);
         for (q, steps) in sliver[..done * MR].chunks_exact_mut(4 * MR).enumerate() {
             let fours: [&[f32; 4]; MR] =
                 core::array::from_fn(|r| rows[r][4 * q..4 * q + 4].try_into().expect("four"));
             // SAFETY: SSE2, all `four_steps` needs, is part of every x86-64 CPU.
             unsafe { four_steps::<MR>(fours, steps) };
         }
+        return done;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = path;
-    for p in done..kc {
-        for (r, row) in rows.iter().enumerate() {
-            sliver[p * MR + r] = row[p];
-        }
-    }
+    let _ = (path, rows, sliver);
+    0
 }
 
 /// Four steps of `MR` rows (`fours[r]` holds row `r`'s four values) into `steps`, `4 * MR`

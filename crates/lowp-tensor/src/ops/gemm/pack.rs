@@ -7,13 +7,13 @@ use crate::element::{FloatElement, Real};
 use crate::simd::Path;
 use crate::simd::dot_bf16::{self, pair};
 use crate::simd::gemm::MAX_MR;
-use crate::simd::transpose;
+use crate::simd::transpose::rows_into_sliver;
 
 /// Packs rows `i0..i0 + mc`, columns `p0..p0 + kc` of `a` (row stride `k`) into slivers of
-/// `mr` rows (6 or [`MAX_MR`], [`Tile::on`]'s): sliver `s`, step `p`, row `r` at
+/// `mr` rows (6 or [`MAX_MR`], [`Tile::on`](crate::simd::gemm::Tile::on)'s): sliver `s`, step `p`, row `r` at
 /// `(s * kc + p) * mr + r`, zero-padded. `rows` is scratch for `mr` rows of `kc` values, used
 /// by the types that are not their accumulation type. f32 slivers are transposed in vector
-/// registers except on [`Path::Portable`] ([`transpose::rows_into_sliver`]).
+/// registers except on [`Path::Portable`] ([`rows_into_sliver`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pack_a<T: FloatElement>(
     path: Path,
@@ -67,8 +67,8 @@ fn sliver_rows<T, const MR: usize>(
 
 /// One sliver of [`pack_a`]: its first `count` rows are `a_rows[..count]` (the others only
 /// placeholders). Rows that are f32, as they come or widened into `rows` on the bulk
-/// conversion paths, go to [`transpose::rows_into_sliver`]; f64 rows are moved one value at a
-/// time.
+/// conversion paths, go to [`rows_into_sliver`] (the steps it leaves, and f64 rows,
+/// to [`transpose`]).
 #[inline(always)]
 fn pack_sliver<T: FloatElement, const MR: usize>(
     path: Path,
@@ -82,26 +82,22 @@ fn pack_sliver<T: FloatElement, const MR: usize>(
         return transpose::<T, T::Acc, MR>(a_rows, count, sliver, T::widen_one);
     };
     let own = |r: usize| T::as_acc(a_rows[r]).and_then(T::Acc::as_f32s);
-    let f32_rows: [&[f32]; MR] = if own(0).is_some() {
-        core::array::from_fn(|r| match own(r) {
-            Some(row) if r < count => row,
-            _ => &ZEROS[..kc],
-        })
-    } else {
-        let rows = &mut rows[..MR * kc];
+    let rows = &mut rows[..MR * kc];
+    if own(0).is_none() {
         for (dst, src) in rows.chunks_exact_mut(kc).zip(a_rows).take(count) {
             T::Acc::widen(src, dst);
         }
-        let rows = T::Acc::as_f32s(rows).expect("accumulators of f32, as the sliver's");
-        core::array::from_fn(|r| {
-            if r < count {
-                &rows[r * kc..][..kc]
-            } else {
-                &ZEROS[..kc]
-            }
-        })
-    };
-    transpose::rows_into_sliver(path, f32_rows, sliver);
+    }
+    let widened = T::Acc::as_f32s(rows).expect("accumulators of f32, as the sliver's");
+    // Rows past `count` pad the sliver with zeros.
+    let f32_rows: [&[f32]; MR] = core::array::from_fn(|r| match own(r) {
+        _ if r >= count => &ZEROS[..kc],
+        Some(row) => row,
+        None => &widened[r * kc..][..kc],
+    });
+    let done = rows_into_sliver(path, f32_rows, sliver);
+    let rest = f32_rows.map(|row| &row[done..]);
+    transpose::<f32, f32, MR>(rest, MR, &mut sliver[done * MR..], |x| x);
 }
 
 /// [`KC`] zeros: the rows that pad a sliver of `A`.
@@ -133,7 +129,7 @@ fn transpose<E: Copy, C: Copy + Default, const MR: usize>(
 }
 
 /// Packs rows `p0..p0 + kc`, columns `j0..j0 + nc` of `b` (row stride `n`) into slivers of
-/// `nr` columns (8, 16 or 32, [`Tile::on`]'s): sliver `t`, step `p`, column `c` at `(t * kc +
+/// `nr` columns (8, 16 or 32, [`Tile::on`](crate::simd::gemm::Tile::on)'s): sliver `t`, step `p`, column `c` at `(t * kc +
 /// p) * nr + c`, zero-padded.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pack_b<T: FloatElement>(
