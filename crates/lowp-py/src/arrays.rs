@@ -225,10 +225,11 @@ impl<'py> Array<'py> {
         })
     }
 
-    /// A new zero-filled array of `T` with this array's shape and order, to write the result
-    /// into (NumPy allocates zeros with calloc, so large ones cost nothing before the write).
-    pub fn output<T: numpy::Element>(&self) -> Bound<'py, PyArrayDyn<T>> {
-        PyArrayDyn::<T>::zeros(self.py, self.shape.as_slice(), self.fortran)
+    /// A new array of `T` with this array's shape and order, to write the result into: zeros
+    /// or the bits of a dead result, from [`crate::output_cache`] through [`crate::ffi`], so
+    /// that its memory is reused when it dies in turn.
+    pub fn output<T: numpy::Element + bytemuck::Pod>(&self) -> PyResult<Bound<'py, PyArrayDyn<T>>> {
+        crate::ffi::new_output(self.py, self.shape.as_slice(), self.fortran)
     }
 
     /// The caller's array `out` to write a result of `kind` into, as `T` (the bits of a

@@ -417,7 +417,7 @@ fn each<S: Copy, T: LowpFloat>(
 }
 
 /// A float type lowp widens into.
-pub trait Wide: Copy + Default + Send + Sync {
+pub trait Wide: Copy + Default + Send + Sync + bytemuck::Pod {
     /// Widens `src` exactly into `dst` (same length) on the calling thread.
     fn widen<T: LowpFloat>(src: &[T], dst: &mut [Self]);
 }

@@ -4,22 +4,27 @@
 //! Built with maturin (`pip install ./crates/lowp-py`); the functions are documented for Python
 //! users, since their doc comments are also their Python docstrings:
 //!
-//! * [`cast`]: arrays of float32, float64 or any lowp format into any lowp format (every
+//! * `cast`: arrays of float32, float64 or any lowp format into any lowp format (every
 //!   rounding mode, saturating or not) and back, on lowp's vector paths, without the GIL and on
 //!   all cores for large arrays;
-//! * [`fit_report`]: what storing an array in a format costs ([`lowp::fit::FitStats`]);
+//! * `fit_report`: what storing an array in a format costs ([`lowp::fit::FitStats`]);
 //! * [`checkpoint::convert`] (`lowp.convert`): a safetensors, .npy or .npz checkpoint stored
 //!   in another float type, with the per-tensor report (crate `lowp-io`);
-//! * [`report::Finfo`] (`lowp.finfo`), [`formats`] and [`inspect`]: the limits of a format and
+//! * [`report::Finfo`] (`lowp.finfo`), `formats` and `inspect`: the limits of a format and
 //!   the `lowp formats` / `lowp inspect` reports.
 //!
 //! The conversions themselves, on plain slices, are in [`convert`]; reading and making NumPy
-//! arrays in [`arrays`]. There is no `unsafe` here: PyO3 and the `numpy` crate's safe API do
-//! the FFI.
+//! arrays in [`arrays`]; the memory kept from dead results for new ones in [`output_cache`]
+//! (the policy) and [`memory`] (its Python functions). `unsafe` is only in [`ffi`], which
+//! installs that cache as NumPy's allocator for lowp's results; everywhere else PyO3 and the
+//! `numpy` crate's safe API do the FFI.
 
 pub mod arrays;
 pub mod checkpoint;
 pub mod convert;
+pub mod ffi;
+pub mod memory;
+pub mod output_cache;
 pub mod report;
 
 use arrays::{Array, Kind};
@@ -65,7 +70,9 @@ const ROUNDINGS: [&str; 5] = ["nearest", "zero", "up", "down", "stochastic"];
 /// the format where ml_dtypes is installed, else its uint8/uint16 bits; float32/float64 for
 /// those targets. The result is written in place into the array returned (no copies), and
 /// equals ml_dtypes' astype bit for bit for float32 sources, NaNs included (but for a
-/// signalling NaN into f16, which lowp quiets and NumPy keeps signalling).
+/// signalling NaN into f16, which lowp quiets and NumPy keeps signalling). When a new result
+/// of 4 MiB or more dies, lowp keeps its memory for the next one (see output_cache), which
+/// then costs no page faults.
 #[pyfunction]
 #[pyo3(signature = (array, to, rounding = "nearest", saturate = false, seed = None, *, source = None, bits = false, threads = None, out = None))]
 #[allow(clippy::too_many_arguments)] // the Python signature, which keyword arguments make usable
@@ -129,7 +136,7 @@ struct Destination<'py, E> {
 }
 
 /// `out` (seen as `E`) when given, else a new array.
-fn destination<'py, E: numpy::Element>(
+fn destination<'py, E: numpy::Element + bytemuck::Pod>(
     input: &Array<'py>,
     out: Option<Output<'_, 'py>>,
 ) -> PyResult<Destination<'py, E>> {
@@ -139,7 +146,7 @@ fn destination<'py, E: numpy::Element>(
             given: Some(o.array.clone()),
         },
         None => Destination {
-            write: input.output::<E>(),
+            write: input.output::<E>()?,
             given: None,
         },
     })
@@ -407,6 +414,7 @@ fn lowp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(simd_path, m)?)?;
+    memory::register(m)?;
     m.add_class::<report::Finfo>()?;
     m.add("ROUNDINGS", ROUNDINGS.to_vec())?;
     m.add("MAX_THREADS", convert::max_threads())?;
