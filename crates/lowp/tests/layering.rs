@@ -2,7 +2,7 @@
 //! crate the top-level modules form layers (no module reaches, through `crate::` paths, a
 //! module that reaches it back); in this one [`lowp::cpu`] and the format descriptors sit at
 //! the bottom; and `unsafe` is written only in the vector and hardware modules (and bytemuck's
-//! layout promise, and the in-place casts between values and bits).
+//! layout promise, the in-place casts between values and bits, and lowp-py's FFI module).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -151,8 +151,10 @@ fn unsafe_is_written_only_in_the_vector_and_hardware_modules() {
             // `reinterpret_cast` and `reinterpret_into` (half's) rest on the same promise.
             let is_layout_promise = file.ends_with("lowp/src/features/bytemuck.rs")
                 || file.ends_with("lowp/src/bulk/reinterpret.rs");
-            // lowp's conversion kernels and F16C, lowp-tensor's kernel loops.
-            if module == "simd" || module == "hw" || is_layout_promise {
+            // lowp's conversion kernels and F16C, lowp-tensor's kernel loops; lowp-py's
+            // memory handler, which NumPy's C API calls.
+            let is_ffi = file.ends_with("lowp-py/src/ffi.rs");
+            if module == "simd" || module == "hw" || is_layout_promise || is_ffi {
                 continue;
             }
             let text = code(&file);
