@@ -3,7 +3,7 @@
 //! meaningful ratios.
 //!
 //! * [`convert`]: bulk slice conversion of every format, both ways, beside memcpy and `half`;
-//! * [`file`]: `lowp convert` of a whole safetensors file beside cp;
+//! * [`file`](mod@file): `lowp convert` of a whole safetensors file beside cp;
 //! * [`tensor`]: the tensor layer's sum (beside memcpy and a bare read) and matrix products (GFLOP/s).
 //!
 //! A figure is the best (shortest) time per call over several samples after a warm-up call,

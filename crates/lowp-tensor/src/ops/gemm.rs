@@ -3,8 +3,8 @@
 //! `C = A B` for row-major `A` (m x k) and `B` (k x n) of any float dtype. Blocks of `A` and
 //! `B` are packed into contiguous slivers of the accumulation type (converting on the way:
 //! a bf16 matrix is never widened whole), a register-blocked micro-kernel updates a tile
-//! ([`Tile`]) of accumulators with fused multiply-adds, and each finished row block is rounded once
-//! to the output dtype. Where `vdpbf16ps` runs ([`dot_bf16`]), bf16 blocks are packed in pairs
+//! (`Tile`) of accumulators with fused multiply-adds, and each finished row block is rounded once
+//! to the output dtype. Where `vdpbf16ps` runs (`dot_bf16`), bf16 blocks are packed in pairs
 //! of bf16s instead, straight from the matrices, and widened only where its gate sends a
 //! block to the FMA kernel.
 //!

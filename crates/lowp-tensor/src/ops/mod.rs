@@ -9,7 +9,7 @@
 
 pub mod backward;
 pub mod binary;
-pub(crate) mod cast;
+pub mod cast;
 pub mod gemm;
 pub(crate) mod kept;
 pub mod loss_scale;

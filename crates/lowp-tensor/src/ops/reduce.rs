@@ -7,7 +7,7 @@
 //! # The error bound of `sum`
 //!
 //! A whole-tensor sum (and each row of an axis sum over the last axis) is computed in blocks
-//! of [`BLOCK`] = 1024 elements, each summed by [`LANES`] = 32 independent running sums of 32
+//! of `BLOCK` = 1024 elements, each summed by [`LANES`] = 32 independent running sums of 32
 //! elements that are then added pairwise (5 levels); block sums are added pairwise, the
 //! split points depending only on the length, so the result is the same on any number of
 //! threads. Each element thus passes through at most `k = 31 + 5 + ceil(log2(ceil(n /
