@@ -92,7 +92,7 @@ static HANDLER: Handler = Handler {
     },
 };
 
-/// The handler lowp's wraps; set once, before lowp's handler is first used.
+/// The handler that lowp's handler wraps; set once, before lowp's handler is first used.
 static WRAPPED: OnceLock<Allocator> = OnceLock::new();
 
 /// The blocks kept.

@@ -179,3 +179,32 @@ def test_bad_limits_are_refused(limit):
 def test_a_limit_past_the_address_space_means_no_limit():
     lowp.set_output_cache(2**70)
     assert info()["limit"] == 2**64 - 1
+
+
+def test_casts_on_several_threads_keep_their_own_values():
+    # The conversions run without the GIL, so one thread's result dies and its block is
+    # taken by another while a third writes its own.
+    import threading
+
+    lowp.set_output_cache(24 * MIB)
+    sources = [values(20 + t).astype(ml_dtypes.bfloat16) for t in range(4)]
+    expected = [s.astype(np.float32) for s in sources]
+    wrong = []
+    hits = info()["hits"]
+
+    def work(t):
+        for _ in range(10):
+            r = lowp.cast(sources[t], "float32")
+            if not np.array_equal(r, expected[t]):
+                wrong.append(t)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert wrong == []
+    state = info()
+    assert state["held"] == 8 * MIB * state["blocks"] <= 24 * MIB
+    # 40 results, at most 4 alive at once: most take a block another thread's result freed.
+    assert state["hits"] - hits >= 20
