@@ -38,13 +38,12 @@ fn output_cache(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pyfunction]
 fn set_output_cache(limit: &Bound<'_, PyAny>) -> PyResult<usize> {
     let bad = || PyValueError::new_err(format!("limit must be an int of bytes >= 0, not {limit}"));
-    if !limit.is_instance_of::<PyInt>() {
+    if !limit.is_instance_of::<PyInt>() || limit.lt(0)? {
         return Err(bad());
     }
-    let limit = limit.extract::<u128>().map_err(|_| bad())?;
-    // A limit past the address space is no limit at all.
+    // An int past the address space (however large) is no limit at all.
     Ok(ffi::set_cache_limit(
-        usize::try_from(limit).unwrap_or(usize::MAX),
+        limit.extract::<usize>().unwrap_or(usize::MAX),
     ))
 }
 
