@@ -9,7 +9,7 @@ making a new array as astype does, and with lowp on one thread into an existing 
 which spares the page faults of fresh memory). Each timed call's result dies before the next
 call, so lowp's new arrays reuse the memory of the last one (lowp.output_cache); "no cache"
 is lowp on all cores with that cache off (lowp.set_output_cache(0)), so that every result
-takes fresh pages, as astype's do above 32 MiB. Prints the best time of --reps runs, the
+takes fresh pages, as astype's do from 32 MiB up. Prints the best time of --reps runs, the
 throughput (bytes read + written per second) and the ratios reference time / lowp time:
 "1T" is the single-threaded speedup, which the issue asks to be 4x or more. Every lowp result
 is checked against the reference's bits first (NaN payloads aside).

@@ -1,7 +1,7 @@
 //! Which freed output blocks `lowp.cast` keeps for its next results, and which it gives back.
 //!
 //! A fresh NumPy array of 64 MiB costs more to fill than the conversion that fills it: glibc
-//! serves blocks over 32 MiB with `mmap` and unmaps them when freed, so every new one is
+//! serves blocks of 32 MiB or more with `mmap` and unmaps them when freed, so every new one is
 //! zeroed by the kernel, a page at a time, on first write. Below 32 MiB glibc's own heap
 //! already reuses freed blocks. This cache does the same for lowp's large outputs: a block of
 //! [`MIN_BLOCK`] bytes or more that held a dead result is kept, up to a limit on the bytes
