@@ -3,28 +3,43 @@
 
 use std::process::Command;
 
-/// What `python3` runs: for each size, the best time of `a @ b` over samples of at least
-/// `min_time` seconds, printed as `dtype n seconds` lines. Random normal operands, as lowp's.
+/// What `python3` runs: for each size, the best seconds per call of `a @ b`, timed as lowp's
+/// product is ([`super::best_seconds`]: a warm-up call, then samples of as many calls as take
+/// about a tenth of `min_time`, until `min_time` has passed and `min_samples` samples are
+/// taken), printed as `dtype n seconds` lines. Random normal operands, as lowp's.
+///
+/// Timed alike, the two meet the machine's noise alike. This script took the best single call
+/// before, which favoured NumPy: on a shared Zen 4 its best single call beat its best sample
+/// by 1% to 2% on one thread and 6% to 7% on two at n = 256 and 512 (samples of 12 to 92
+/// calls), and by under 1% from n = 1024 (one to three calls).
 const SCRIPT: &str = r#"
-import sys, time
+import math, sys, time
 import numpy as np
 try:
     import ml_dtypes
     dtypes = [("f32", np.float32), ("bf16", ml_dtypes.bfloat16)]
 except ImportError:
     dtypes = [("f32", np.float32)]
-min_time = float(sys.argv[1])
-for n in map(int, sys.argv[2:]):
+min_time, per_min_time, min_samples = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+for n in map(int, sys.argv[4:]):
     rng = np.random.default_rng(1)
     for name, dt in dtypes:
         a = rng.standard_normal((n, n)).astype(dt)
         b = rng.standard_normal((n, n)).astype(dt)
         a @ b
-        best, end = float("inf"), time.perf_counter() + min_time
-        while best == float("inf") or time.perf_counter() < end:
+        t = time.perf_counter()
+        a @ b
+        once = max(time.perf_counter() - t, 1e-9)
+        calls = max(math.ceil(min_time / per_min_time / once), 1)
+        best, total, samples = once, once, 1
+        while total < min_time or samples < min_samples:
             t = time.perf_counter()
-            a @ b
-            best = min(best, time.perf_counter() - t)
+            for _ in range(calls):
+                a @ b
+            took = time.perf_counter() - t
+            best = min(best, took / calls)
+            total += took
+            samples += 1
         print(name, n, best, flush=True)
 "#;
 
@@ -47,6 +62,8 @@ pub(super) fn matmul(
     let threads = threads.to_string();
     let mut cmd = Command::new("python3");
     cmd.arg("-c").arg(SCRIPT).arg(min_time.to_string());
+    cmd.arg(super::SAMPLES_PER_MIN_TIME.to_string());
+    cmd.arg(super::MIN_SAMPLES.to_string());
     cmd.args(sizes.iter().map(|n| n.to_string()));
     // Read once, when the BLAS library loads: so set before `import numpy`.
     for var in ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"] {
