@@ -120,6 +120,9 @@ fn every_path_equals_the_portable_path_bit_for_bit() {
             (100, 520, 530),
             // Past the widest panel of B (1024 columns, f32 on AVX-512).
             (14, 40, 1100),
+            // Deep enough for panels of 512 columns (past 4 MiB at 1024: f32 from k = 1025,
+            // bf16 pairs from 2049), so 600 columns take two.
+            (2, 4200, 600),
         ] {
             let a = Tensor::rand_normal(&[m, k], 0.0, 3.0, dtype, 5).unwrap();
             let b = Tensor::rand_normal(&[k, n], 0.0, 3.0, dtype, 6).unwrap();
@@ -241,7 +244,9 @@ fn each_element_is_an_ordered_fma_chain() {
         DType::F16,
         DType::F8E4M3FN,
     ] {
-        // 1060 columns cross the widest panel of B (1024, f32 on AVX-512). The rows leave 1
+        // 1060 columns cross the widest panel of B (1024, f32 on AVX-512), and 600 the panel
+        // of 512 columns that a depth of 4200 takes (f32 and bf16 pairs; see also
+        // `deep_products_in_row_blocks_of_192_are_ordered_fma_chains`). The rows leave 1
         // to 11 rows in a block's last sliver of 12 (or 6), which the kernels for 4, 8 or 9
         // rows take, and 100 rows split in jobs of 50 where the product runs on two threads.
         let shapes = [
@@ -251,40 +256,64 @@ fn each_element_is_an_ordered_fma_chain() {
             (23, 260, 33),
             (100, 300, 530),
             (14, 70, 1060),
+            (2, 4200, 600),
         ];
         for &(m, k, n) in &shapes {
-            let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, dtype, 8).unwrap();
-            let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, dtype, 9).unwrap();
-            let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
-            let got = a.matmul(&b).unwrap().to_f64_vec();
-            let chains: Vec<f64> = (0..m * n)
-                .map(|at| {
-                    let (i, j) = (at / n, at % n);
-                    let terms = (0..k).map(|p| (av[i * k + p], bv[p * n + j]));
-                    if dtype == DType::F64 {
-                        terms.fold(0f64, |c, (x, y)| x.mul_add(y, c))
-                    } else {
-                        // Every other dtype accumulates in f32, which holds its values exactly.
-                        let f32s = terms.map(|(x, y)| (x as f32, y as f32));
-                        f64::from(f32s.fold(0f32, |c, (x, y)| x.mul_add(y, c)))
-                    }
-                })
-                .collect();
-            let want = Tensor::from_vec(chains, &[m, n])
-                .unwrap()
-                .cast(dtype)
-                .unwrap()
-                .to_f64_vec();
-            for (at, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert_eq!(
-                    g.to_bits(),
-                    w.to_bits(),
-                    "{dtype} {m}x{k}x{n}: ({}, {})",
-                    at / n,
-                    at % n
-                );
-            }
+            assert_ordered_fma_chains(dtype, m, k, n);
         }
+    }
+}
+
+/// Products deep enough for panels of 512 columns on AVX-512 (a panel of 1024 columns past
+/// 4 MiB: f32 from a depth of 1025, bf16 pairs from 2049) take row blocks of 192 rows. On one
+/// thread, so that no job splits the rows: 200 rows are a block of 192 and one of 8, and 600
+/// columns two panels. Each element is still the ordered FMA chain.
+#[test]
+fn deep_products_in_row_blocks_of_192_are_ordered_fma_chains() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        assert_ordered_fma_chains(DType::F32, 200, 1030, 600);
+        assert_ordered_fma_chains(DType::BF16, 200, 2100, 600);
+    });
+}
+
+/// Checks that each element of the product of random normal `m x k` and `k x n` matrices of
+/// `dtype` is the chain `c = fma(a, b, c)` over `p = 0, 1, ..., k - 1` in the accumulation
+/// type (f64 for f64, f32 for the others), rounded to `dtype`.
+fn assert_ordered_fma_chains(dtype: DType, m: usize, k: usize, n: usize) {
+    let a = Tensor::rand_normal(&[m, k], 0.0, 1.0, dtype, 8).unwrap();
+    let b = Tensor::rand_normal(&[k, n], 0.0, 1.0, dtype, 9).unwrap();
+    let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
+    let got = a.matmul(&b).unwrap().to_f64_vec();
+    let chains: Vec<f64> = (0..m * n)
+        .map(|at| {
+            let (i, j) = (at / n, at % n);
+            let terms = (0..k).map(|p| (av[i * k + p], bv[p * n + j]));
+            if dtype == DType::F64 {
+                terms.fold(0f64, |c, (x, y)| x.mul_add(y, c))
+            } else {
+                // Every other dtype accumulates in f32, which holds its values exactly.
+                let f32s = terms.map(|(x, y)| (x as f32, y as f32));
+                f64::from(f32s.fold(0f32, |c, (x, y)| x.mul_add(y, c)))
+            }
+        })
+        .collect();
+    let want = Tensor::from_vec(chains, &[m, n])
+        .unwrap()
+        .cast(dtype)
+        .unwrap()
+        .to_f64_vec();
+    for (at, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "{dtype} {m}x{k}x{n}: ({}, {})",
+            at / n,
+            at % n
+        );
     }
 }
 

@@ -29,24 +29,44 @@ mod pack;
 
 /// Depth of a packed block.
 const KC: usize = 256;
-/// Rows of a packed block of `A` (a multiple of every tile's rows): 96 x 256 f32s (96 KiB)
-/// stay in L2 while the micro-kernel runs over them.
+/// Rows of a packed block of `A` (a multiple of every tile's rows), or twice as many where
+/// [`blocking`] says: 96 x 256 f32s (96 KiB) stay in L2 while the micro-kernel runs over them.
 const MC: usize = 96;
 /// Columns of a packed panel of `B` at most (a multiple of every tile's columns); see
-/// [`panel_columns`]. The panel, all `k` rows of it, is packed once and shared by every thread.
+/// [`blocking`]. The panel, all `k` rows of it, is packed once and shared by every thread.
 const NC: usize = 1024;
+/// The most bytes a panel of [`NC`] columns may take; see [`blocking`].
+const PANEL_BYTES: usize = 4 << 20;
 
-/// Columns of a packed panel of `B` on `path`, for accumulators of `bytes` bytes. Each column
-/// of `B` a panel holds spares packing `A` once more, but a row block's accumulators (`MC x`
-/// this many) share L2 with its block of `A` (96 KiB): 1024 columns of f32 (384 KiB) suit the
-/// 1 MiB of L2 of the AVX-512 machines (Zen 4: f32 and bf16 products of n = 1024 and 2048
-/// ran 2% to 9% faster than with 512), where 2048 (768 KiB) ran n = 2048 10% slower. f64
-/// accumulators and the AVX2 machines (256 to 512 KiB of L2) keep 512.
-fn panel_columns(path: Path, bytes: usize) -> usize {
-    if path.is_avx512() && bytes == 4 {
-        NC
+/// The rows of `A` in a row block and the columns of `B` in a panel on `path`, for
+/// accumulators of `bytes` bytes and a depth of `k`, `B` packed in pairs of bf16 if `pairs`
+/// (2 bytes a value).
+///
+/// A row block's accumulators (rows x columns) share L2 with its block of `A` (rows x 256):
+/// 96 x 1024 f32s (384 KiB, and 96 KiB of `A`) suit the 1 MiB of L2 of the AVX-512 machines.
+/// Zen 4: f32 and bf16 products of n = 1024 and 2048 ran 2% to 9% faster than with 512
+/// columns, which pack `A` twice as often, and 2048 columns (768 KiB) ran n = 2048 10% slower.
+/// f64 accumulators and the AVX2 machines (256 to 512 KiB of L2) take 96 x 512.
+///
+/// Every row block walks the whole panel, all `k` rows of it, which should stay in L3 from one
+/// row block to the next, beside `A` and the output streaming past, on an L3 that eight cores
+/// share (32 MiB on a Zen 4). A panel of 1024 columns deeper than [`PANEL_BYTES`] takes 512
+/// columns instead, and the row block twice the rows: the accumulators keep their size, and
+/// the panel is walked half as often. f32 products on one thread of a Zen 4, medians of
+/// interleaved rounds, GFLOP/s: n = 2048 98.4 to 104.8 with 96 x 1024 (an 8 MiB panel) and
+/// 102.3 to 104.8 with 192 x 512 (six rounds; on two threads 208 and 205); n = 3072 101.6 to
+/// 102.8 with 96 x 512 and 103.2 to 104.0 with 192 x 512, n = 4096 98.0 to 102.5 and 101.2 to
+/// 103.7 (three rounds); 96 x 1024 ran n = 3072 and 4096 at 94 to 100 and 96 to 98 (five).
+/// At n = 1024 (4 MiB) 96 x 1024 ran at 106.8 to 107.1, 192 x 512 at 99.8 to 101.7. bf16
+/// products in pairs (half the bytes) of n = 4096 ran alike either way.
+fn blocking(path: Path, bytes: usize, k: usize, pairs: bool) -> (usize, usize) {
+    let packed = if pairs { 2 } else { bytes };
+    if !(path.is_avx512() && bytes == 4) {
+        (MC, NC / 2)
+    } else if k * NC * packed <= PANEL_BYTES {
+        (MC, NC)
     } else {
-        NC / 2
+        (2 * MC, NC / 2)
     }
 }
 
@@ -57,9 +77,9 @@ pub(crate) const SERIAL_WORK: usize = 1 << 18;
 /// of rayon's threads for large products.
 ///
 /// The rows of `A` are split among the threads, the same number of tiles each. For each panel
-/// of [`panel_columns`] columns, `B` is packed ([`PackedB`]: widened, or in bf16 pairs):
+/// of [`blocking`]'s columns, `B` is packed ([`PackedB`]: widened, or in bf16 pairs):
 /// once, its [`KC`]-row blocks in parallel, where it is deeper than one block, and by each
-/// thread for itself where it is one block deep. Each thread packs its [`MC`]-row blocks of
+/// thread for itself where it is one block deep. Each thread packs its row blocks of
 /// `A` and runs the micro-kernel over them, accumulating in its own buffer of `T::Acc` (one
 /// accumulator per element of the row block, tile by tile), which it rounds to `T` once,
 /// when the row block is done. The buffers stay on their threads for the next product
@@ -110,9 +130,9 @@ pub(crate) fn gemm<T: FloatElement>(
     // 10 1/3.
     let rows = m.div_ceil(threads);
     // The widest panel packed: all of its columns only where `n` needs them.
-    let columns = panel_columns(path, size_of::<T::Acc>());
-    let width = columns.min(n.next_multiple_of(tile.nr));
     let pairs = uses_pairs::<T>(path, k);
+    let (block_rows, columns) = blocking(path, size_of::<T::Acc>(), k, pairs);
+    let width = columns.min(n.next_multiple_of(tile.nr));
     // Where `B` is one block deep, each job packs its own copy of the panel. Shared, it was
     // packed by one thread while the others waited, into lines their caches held from the
     // last product: at n = 256 on two threads of a Zen 4, f32 went from 134 to 161-176
@@ -143,6 +163,7 @@ pub(crate) fn gemm<T: FloatElement>(
             row_block(
                 path,
                 tile,
+                block_rows,
                 t * rows,
                 count,
                 &panel,
@@ -160,7 +181,7 @@ pub(crate) fn gemm<T: FloatElement>(
             } else {
                 PackedB::new(0, 0, false)
             };
-            (Scratch::new(width, pairs), own_b)
+            (Scratch::new(block_rows, width, pairs), own_b)
         };
         if parallel {
             out.par_chunks_mut(rows * n)
@@ -287,6 +308,7 @@ struct Panel<'a, C: Real> {
 fn row_block<T: FloatElement>(
     path: Path,
     tile: Tile,
+    block_rows: usize,
     first: usize,
     count: usize,
     panel: &Panel<'_, T::Acc>,
@@ -319,8 +341,8 @@ fn row_block<T: FloatElement>(
     };
     // The block of `B` that `b_unpaired` holds, if any.
     let mut unpaired = None;
-    for ic in (0..count).step_by(MC) {
-        let mc = MC.min(count - ic);
+    for ic in (0..count).step_by(block_rows) {
+        let mc = block_rows.min(count - ic);
         let acc = &mut acc[..tiled_len(tile, mc, nc)];
         // Whether every accumulator is known to be a multiple of 2^-126 that the next pair
         // block cannot take past 2^127 (see `Exponents::pairs_are_exact`): true for zeros
@@ -420,9 +442,9 @@ fn gather_slivers<C: Real, const NR: usize>(
 /// A thread's buffers for [`row_block`], made once per rayon job rather than per row block
 /// (and kept on the thread for the next product: [`Aligned`]).
 struct Scratch<C: Real> {
-    /// A packed [`MC`]` x `[`KC`] block of `A`.
+    /// A packed block of `A`: a row block's rows ([`blocking`]) x [`KC`].
     a_pack: Aligned<C>,
-    /// [`MC`]` x width` accumulators (up to 384 KiB), tile by tile.
+    /// A row block's accumulators, rows x `width` (up to 384 KiB), tile by tile.
     acc: Aligned<C>,
     /// [`MAX_MR`] widened rows for [`pack_a`]; a row of accumulators on its way out.
     rows: Aligned<C>,
@@ -435,12 +457,16 @@ struct Scratch<C: Real> {
 
 impl<C: Real> Scratch<C> {
     /// Buffers for panels up to `width` columns wide, with room for pairs if `pairs`.
-    fn new(width: usize, pairs: bool) -> Self {
+    fn new(block_rows: usize, width: usize, pairs: bool) -> Self {
         Scratch {
-            a_pack: Aligned::new(MC * KC),
-            acc: Aligned::new(MC * width),
+            a_pack: Aligned::new(block_rows * KC),
+            acc: Aligned::new(block_rows * width),
             rows: Aligned::new((MAX_MR * KC).max(NC)),
-            a_pairs: Aligned::new(if pairs { MC * KC.div_ceil(2) } else { 0 }),
+            a_pairs: Aligned::new(if pairs {
+                block_rows * KC.div_ceil(2)
+            } else {
+                0
+            }),
             b_unpaired: Aligned::new(0),
         }
     }
