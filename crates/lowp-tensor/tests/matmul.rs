@@ -120,8 +120,8 @@ fn every_path_equals_the_portable_path_bit_for_bit() {
             (100, 520, 530),
             // Past the widest panel of B (1024 columns, f32 on AVX-512).
             (14, 40, 1100),
-            // Deep enough for panels of 512 columns (past 4 MiB at 1024: f32 from k = 1025,
-            // bf16 pairs from 2049), so 600 columns take two.
+            // Deep enough for panels of 512 columns (past 4 MiB at 1024: f32 accumulators on
+            // the FMA kernel from k = 1025), so 600 columns take two.
             (2, 4200, 600),
         ] {
             let a = Tensor::rand_normal(&[m, k], 0.0, 3.0, dtype, 5).unwrap();
@@ -245,7 +245,7 @@ fn each_element_is_an_ordered_fma_chain() {
         DType::F8E4M3FN,
     ] {
         // 1060 columns cross the widest panel of B (1024, f32 on AVX-512), and 600 the panel
-        // of 512 columns that a depth of 4200 takes (f32 and bf16 pairs; see also
+        // of 512 columns that a depth of 4200 takes (f32 accumulators, not pairs; see also
         // `deep_products_in_row_blocks_of_192_are_ordered_fma_chains`). The rows leave 1
         // to 11 rows in a block's last sliver of 12 (or 6), which the kernels for 4, 8 or 9
         // rows take, and 100 rows split in jobs of 50 where the product runs on two threads.
@@ -265,9 +265,10 @@ fn each_element_is_an_ordered_fma_chain() {
 }
 
 /// Products deep enough for panels of 512 columns on AVX-512 (a panel of 1024 columns past
-/// 4 MiB: f32 from a depth of 1025, bf16 pairs from 2049) take row blocks of 192 rows. On one
-/// thread, so that no job splits the rows: 200 rows are a block of 192 and one of 8, and 600
-/// columns two panels. Each element is still the ordered FMA chain.
+/// 4 MiB: f32 accumulators on the FMA kernel from a depth of 1025) take row blocks of 192
+/// rows. On one thread, so that no job splits the rows: 200 rows are a block of 192 and one
+/// of 8, and 600 columns two panels. Each element is still the ordered FMA chain, for f32 and
+/// for f16 (widened as its blocks are packed).
 #[test]
 fn deep_products_in_row_blocks_of_192_are_ordered_fma_chains() {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -276,7 +277,7 @@ fn deep_products_in_row_blocks_of_192_are_ordered_fma_chains() {
         .unwrap();
     pool.install(|| {
         assert_ordered_fma_chains(DType::F32, 200, 1030, 600);
-        assert_ordered_fma_chains(DType::BF16, 200, 2100, 600);
+        assert_ordered_fma_chains(DType::F16, 200, 1030, 600);
     });
 }
 

@@ -39,8 +39,7 @@ const NC: usize = 1024;
 const PANEL_BYTES: usize = 4 << 20;
 
 /// The rows of `A` in a row block and the columns of `B` in a panel on `path`, for
-/// accumulators of `bytes` bytes and a depth of `k`, `B` packed in pairs of bf16 if `pairs`
-/// (2 bytes a value).
+/// accumulators of `bytes` bytes and a depth of `k`, `B` packed in pairs of bf16 if `pairs`.
 ///
 /// A row block's accumulators (rows x columns) share L2 with its block of `A` (rows x 256):
 /// 96 x 1024 f32s (384 KiB, and 96 KiB of `A`) suit the 1 MiB of L2 of the AVX-512 machines.
@@ -57,13 +56,15 @@ const PANEL_BYTES: usize = 4 << 20;
 /// 102.3 to 104.8 with 192 x 512 (six rounds; on two threads 208 and 205); n = 3072 101.6 to
 /// 102.8 with 96 x 512 and 103.2 to 104.0 with 192 x 512, n = 4096 98.0 to 102.5 and 101.2 to
 /// 103.7 (three rounds); 96 x 1024 ran n = 3072 and 4096 at 94 to 100 and 96 to 98 (five).
-/// At n = 1024 (4 MiB) 96 x 1024 ran at 106.8 to 107.1, 192 x 512 at 99.8 to 101.7. bf16
-/// products in pairs (half the bytes) of n = 4096 ran alike either way.
+/// At n = 1024 (4 MiB) 96 x 1024 ran at 106.8 to 107.1, 192 x 512 at 99.8 to 101.7.
+///
+/// bf16 products in pairs keep 96 x 1024 at every depth: their panel holds half the bytes,
+/// and with 192 x 512 they ran n = 3072 2% to 7% slower in each of two rounds of `lowp bench
+/// matmul` on one thread and on two (n = 4096 alike).
 fn blocking(path: Path, bytes: usize, k: usize, pairs: bool) -> (usize, usize) {
-    let packed = if pairs { 2 } else { bytes };
     if !(path.is_avx512() && bytes == 4) {
         (MC, NC / 2)
-    } else if k * NC * packed <= PANEL_BYTES {
+    } else if pairs || k * NC * bytes <= PANEL_BYTES {
         (MC, NC)
     } else {
         (2 * MC, NC / 2)
