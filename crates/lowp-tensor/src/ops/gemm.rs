@@ -55,8 +55,9 @@ const PANEL_BYTES: usize = 4 << 20;
 /// interleaved rounds, GFLOP/s: n = 2048 98.4 to 104.8 with 96 x 1024 (an 8 MiB panel) and
 /// 102.3 to 104.8 with 192 x 512 (six rounds; on two threads 208 and 205); n = 3072 101.6 to
 /// 102.8 with 96 x 512 and 103.2 to 104.0 with 192 x 512, n = 4096 98.0 to 102.5 and 101.2 to
-/// 103.7 (three rounds); 96 x 1024 ran n = 3072 and 4096 at 94 to 100 and 96 to 98 (five).
-/// At n = 1024 (4 MiB) 96 x 1024 ran at 106.8 to 107.1, 192 x 512 at 99.8 to 101.7.
+/// 103.7 (three rounds). 96 x 1024 ran n = 3072 and 4096 at 94 to 101 and 96 to 98 (the best
+/// call of each of five rounds, where 96 x 512 ran at 101 to 103 and 97 to 103). At n = 1024
+/// (4 MiB) 96 x 1024 ran at 106.8 to 107.1, 192 x 512 at 99.8 to 101.7.
 ///
 /// bf16 products in pairs keep 96 x 1024 at every depth: their panel holds half the bytes,
 /// and with 192 x 512 they ran n = 3072 2% to 7% slower in each of two rounds of `lowp bench
