@@ -305,7 +305,7 @@ struct Panel<'a, C: Real> {
 }
 
 /// Rows `first..first + count` of the product's columns `panel.jc..panel.jc + panel.nc`, into
-/// `out` (`count` rows of stride `n`).
+/// `out` (`count` rows of stride `n`), in row blocks of `block_rows` rows ([`blocking`]).
 #[allow(clippy::too_many_arguments)]
 fn row_block<T: FloatElement>(
     path: Path,
@@ -458,7 +458,8 @@ struct Scratch<C: Real> {
 }
 
 impl<C: Real> Scratch<C> {
-    /// Buffers for panels up to `width` columns wide, with room for pairs if `pairs`.
+    /// Buffers for row blocks of `block_rows` rows and panels up to `width` columns wide, with
+    /// room for pairs if `pairs`.
     fn new(block_rows: usize, width: usize, pairs: bool) -> Self {
         Scratch {
             a_pack: Aligned::new(block_rows * KC),
