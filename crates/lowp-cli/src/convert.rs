@@ -5,6 +5,7 @@ use crate::interrupt;
 use crate::output::{self, Cell, Column, Table};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use lowp_io::layouts::Layout;
 use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::report::significant;
 use lowp_io::{FloatType, Options, Report, Target, Verdict};
@@ -42,6 +43,21 @@ pub struct ConvertArgs {
     /// --only) as TYPE instead of keeping them as they are.
     #[arg(long, value_name = "TYPE", value_parser = parse_type)]
     rest: Option<FloatType>,
+
+    /// With a scheme: the loader the checkpoint is laid out for: `transformers` (its own
+    /// fp8, mxfp8 and gpt-oss mxfp4 quantizers), `compressed-tensors` (what llm-compressor
+    /// writes; transformers and vLLM load it) or `modelopt` (nvfp4, as vLLM reads ModelOpt
+    /// exports). Default: transformers where it reads the scheme for this model, else
+    /// compressed-tensors (see below).
+    #[arg(long, value_name = "LAYOUT", value_parser = parse_layout)]
+    layout: Option<Layout>,
+
+    /// With nvfp4 in the modelopt layout: a JSON object of each quantized linear layer's input
+    /// amax from your calibration run (`{"model.layers.0.self_attn.q_proj": 3.2, ...}`); the
+    /// checkpoint then quantizes activations too (W4A4, an input_scale per layer). Without it
+    /// the weights only are quantized (W4A16_NVFP4).
+    #[arg(long, value_name = "FILE")]
+    activation_amax: Option<PathBuf>,
 
     /// With a scheme: how elements are rounded: `nearest` (to nearest, ties to even) or
     /// `stochastic` (up or down with probability by distance; see --seed).
@@ -120,11 +136,26 @@ Tensors that are not floating point pass through untouched, as do names, shapes 
 safetensors __metadata__. Output tensors are ordered as the safetensors crate writes them
 (widest type first, then by name).
 
-Schemes (weights of 2 or more dimensions, blocks along rows; C = columns):
-  fp8-block  W F8_E4M3 + W_scale_inv F32 [..., R/128, C/128]  (DeepSeek-V3, transformers fp8)
-  mxfp8      W F8_E4M3 + W_scale U8 (E8M0) [..., R, C/32]     (OCP MX v1.0)
-  mxfp4      W.blocks U8 [..., R, C/32, 16] + W.scales U8 (E8M0) [..., R, C/32]  (gpt-oss)
-  nvfp4      W U8 [..., R, C/2] + W_scale F8_E4M3 [..., R, C/16] + W_scale_2 F32  (ModelOpt)
+Schemes (blocks along rows of the weight; C = columns):
+  fp8-block    E4M3, one scale per 128 x 128 block      (DeepSeek-V3)
+  fp8-channel  E4M3, one scale per row                   (llm-compressor's FP8_DYNAMIC)
+  mxfp8        E4M3, one E8M0 scale per 32 of a row      (OCP MX)
+  mxfp4        E2M1, one E8M0 scale per 32 of a row      (OCP MX, gpt-oss)
+  nvfp4        E2M1, one E4M3 scale per 16 of a row and one F32 per tensor  (NVIDIA)
+Layouts (--layout), which weights each quantizes, their names and config.json:
+  transformers        fp8-block: W + W_scale_inv F32 [R/128, C/128]; mxfp8: W + W_scale_inv
+                      U8 [R, C/32]: linear weights whose rows and columns are whole blocks.
+                      mxfp4: gpt-oss's experts P [E, in, out] as P_blocks [E, out, in/32, 16]
+                      + P_scales. quantization_config fp8 / mxfp8 / mxfp4.
+  compressed-tensors  every scheme, linear weights whose columns are whole groups: W_packed
+                      (FP4) or W (FP8) + W_scale (+ W_global_scale for nvfp4);
+                      quantization_config compressed-tensors, format float-quantized,
+                      mxfp8-quantized, mxfp4-pack-quantized or nvfp4-pack-quantized.
+  modelopt            nvfp4: W U8 + W_scale F8_E4M3 + W_scale_2 F32 (+ input_scale with
+                      --activation-amax); quantization_config modelopt + hf_quant_config.json.
+  Default: transformers for fp8-block, mxfp8 and gpt-oss's mxfp4; compressed-tensors for
+  the others. Embeddings, lm_head, routers and norms stay unquantized (--only selects a
+  head or router); every module left unquantized is listed in the config's skip list.
 A quantized weight verdict: fail if it held NaN/inf, warn if its relative Frobenius error
 exceeds its elements' unit roundoff (E4M3 2^-4, E2M1 2^-2), ok otherwise.
 
@@ -204,6 +235,10 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
     if !schemes {
         let flag = if args.rest.is_some() {
             Some("--rest")
+        } else if args.layout.is_some() {
+            Some("--layout")
+        } else if args.activation_amax.is_some() {
+            Some("--activation-amax")
         } else if args.rounding != RoundingMode::Nearest {
             Some("--rounding")
         } else if args.scale_search != SearchMode::Spec {
@@ -213,7 +248,8 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
         };
         if let Some(flag) = flag {
             return Err(CliError::usage(format!(
-                "{flag} applies to the block-quantized schemes (fp8-block, mxfp8, mxfp4, nvfp4)"
+                "{flag} applies to the block-quantized schemes (fp8-block, fp8-channel, mxfp8, \
+                 mxfp4, nvfp4)"
             )));
         }
     }
@@ -259,6 +295,7 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
             SearchMode::Spec => ScaleSearch::Spec,
             SearchMode::Mse => ScaleSearch::Mse,
         },
+        ..QuantOptions::default()
     };
     let options = |to: Target| Options {
         input: args.input.clone(),
@@ -266,6 +303,8 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
         to,
         rest: args.rest,
         quant,
+        layout: args.layout,
+        activation_amax: args.activation_amax.clone(),
         shard_size: args.shard_size,
         only: args.only.clone(),
         keep_f32: args.keep_f32.clone(),
@@ -291,6 +330,8 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
                 "rounding": format!("{:?}", args.rounding).to_lowercase(),
                 "seed": args.seed,
                 "scale_search": format!("{:?}", args.scale_search).to_lowercase(),
+                "layout": args.layout.map(Layout::name),
+                "activation_amax": args.activation_amax.as_ref().map(|p| p.display().to_string()),
                 "only": args.only,
                 "keep_f32": args.keep_f32,
                 "saturate": args.saturate,
@@ -607,6 +648,16 @@ pub fn parse_type(text: &str) -> Result<FloatType, lowp_io::Error> {
 }
 
 /// Parses `--to` (see [`Target::parse`]).
+/// Parses `--layout`.
+pub fn parse_layout(text: &str) -> Result<Layout, String> {
+    Layout::parse(text).ok_or_else(|| {
+        format!(
+            "unknown layout '{text}': {}",
+            Layout::ALL.map(Layout::name).join(", ")
+        )
+    })
+}
+
 pub fn parse_target(text: &str) -> Result<Target, lowp_io::Error> {
     Target::parse(text)
 }

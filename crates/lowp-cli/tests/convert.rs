@@ -618,27 +618,74 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// An f32 tensor to write: its name, its shape and its values by index.
+type F32Tensor<'a> = (&'a str, Vec<usize>, &'a dyn Fn(usize) -> f32);
+
+/// Writes a safetensors file of f32 tensors.
+fn write_f32s(path: &Path, tensors: &[F32Tensor<'_>]) {
+    let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
+        .iter()
+        .map(|(name, shape, value)| {
+            let n: usize = shape.iter().product();
+            let b = (0..n).flat_map(|i| value(i).to_le_bytes()).collect();
+            (name.to_string(), shape.clone(), b)
+        })
+        .collect();
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = bytes
+        .iter()
+        .map(|(n, s, b)| {
+            let v = safetensors::tensor::TensorView::new(Dtype::F32, s.clone(), b).unwrap();
+            (n.clone(), v)
+        })
+        .collect();
+    safetensors::serialize_to_file(views, None, path).unwrap();
+}
+
 #[test]
 fn schemes_are_compared_and_reported() {
     let dir = scratch("schemes");
-    let model = data("model_f32.safetensors");
+    let model = dir.join("model.safetensors");
+    let wave = |i: usize| ((i * 37 % 101) as f32 - 50.0) / 1000.0;
+    let with_inf = |i: usize| if i == 5 { f32::INFINITY } else { wave(i) };
+    write_f32s(
+        &model,
+        &[
+            ("embed.weight", vec![64, 128], &wave),
+            ("layers.0.attn.q.weight", vec![128, 128], &wave),
+            ("layers.0.mlp.up.weight", vec![16, 128], &with_inf),
+            ("norm.weight", vec![128], &wave),
+        ],
+    );
     let out = ok(&[
         "convert",
         "--dry-run",
         s(&model),
         "--to",
-        "mxfp4,nvfp4,fp8-block",
+        "mxfp4,nvfp4,fp8-channel",
     ]);
-    for scheme in ["mxfp4", "nvfp4", "fp8-block"] {
+    for scheme in ["mxfp4", "nvfp4", "fp8-channel"] {
         assert!(
             out.lines()
-                .any(|l| l.starts_with(&format!("{scheme}: 1 weight, 128 parameters, SQNR "))),
+                .any(|l| l.starts_with(&format!("{scheme}: 2 weights, 18432 parameters, SQNR "))),
             "{out}"
         );
     }
-    // The embedding stays as it is by default; --only quantizes it (and its infinities fail).
+    // The embedding stays as it is, named for what it is; the layout is said.
     let single = ok(&["convert", "--dry-run", s(&model), "--to", "mxfp4"]);
-    assert!(single.contains("embedding or output head"), "{single}");
+    assert!(
+        single.contains("embedding: the compressed-tensors layout keeps it"),
+        "{single}"
+    );
+    // transformers' fp8 reads whole 128 x 128 blocks only: the 16-row weight stays.
+    let fp8 = ok(&["convert", "--dry-run", s(&model), "--to", "fp8-block"]);
+    assert!(
+        fp8.contains("fp8-block: 1 weight, 16384 parameters"),
+        "{fp8}"
+    );
+    assert!(
+        fp8.contains("16 x 128 is not whole 128 x 128 blocks"),
+        "{fp8}"
+    );
     let report = dir.join("report.json");
     let q = dir.join("q.safetensors");
     ok(&[
@@ -647,6 +694,8 @@ fn schemes_are_compared_and_reported() {
         s(&q),
         "--to",
         "nvfp4",
+        "--layout",
+        "modelopt",
         "--only",
         "*weight",
         "--report",
@@ -654,19 +703,64 @@ fn schemes_are_compared_and_reported() {
     ]);
     let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(json["quantization"]["scheme"], "nvfp4");
-    let embed = json["tensors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "embed.weight")
-        .unwrap();
-    assert_eq!(embed["verdict"], "fail", "{embed}");
-    assert_eq!(embed["scheme"], "nvfp4");
+    assert_eq!(json["command"]["layout"], "modelopt");
+    let row = |name: &str| {
+        json["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    // The infinity fails its weight; --only cannot make the loader read a quantized embedding.
+    let up = row("layers.0.mlp.up.weight");
+    assert_eq!(
+        (&up["verdict"], &up["scheme"]),
+        (&"fail".into(), &"nvfp4".into()),
+        "{up}"
+    );
+    let embed = row("embed.weight");
+    assert_eq!(embed["verdict"], "kept", "{embed}");
+    assert!(
+        embed["why"].as_str().unwrap().contains("does not read it"),
+        "{embed}"
+    );
     let st = std::fs::read(&q).unwrap();
     let st = SafeTensors::deserialize(&st).unwrap();
     assert_eq!(
         st.tensor("layers.0.attn.q.weight_scale_2").unwrap().dtype(),
         Dtype::F32
+    );
+    // A layout the scheme has none in is refused before any work, naming the one that has.
+    let err = fails(
+        2,
+        &[
+            "convert",
+            "--dry-run",
+            s(&model),
+            "--to",
+            "mxfp4",
+            "--layout",
+            "transformers",
+        ],
+    );
+    assert!(err.contains("--layout compressed-tensors"), "{err}");
+    let err = fails(
+        2,
+        &[
+            "convert",
+            "--dry-run",
+            s(&model),
+            "--to",
+            "bf16",
+            "--layout",
+            "modelopt",
+        ],
+    );
+    assert!(
+        err.contains("--layout applies to the block-quantized schemes"),
+        "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -702,7 +796,7 @@ fn bench_convert_file_runs_small() {
     }
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let conversions = v["conversions"].as_array().unwrap();
-    assert_eq!(conversions.len(), 10, "{v}");
+    assert_eq!(conversions.len(), 11, "{v}");
     for c in conversions {
         assert!(c["ratio"].as_f64().unwrap() > 0.0, "{c}");
         assert!(

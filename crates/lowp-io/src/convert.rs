@@ -9,6 +9,7 @@
 use crate::error::Error;
 use crate::files::{self, TempOutput};
 use crate::kernel::{self, FloatType, Rounding};
+use crate::layouts::Layout;
 use crate::model::Model;
 use crate::pipeline::{self, Action, Files, Segment};
 use crate::progress::{Control, NoProgress, Progress};
@@ -26,7 +27,7 @@ pub enum Target {
     /// Every float tensor stored in this type; quantized weights found in the input are
     /// decoded to it.
     Float(FloatType),
-    /// The weights block-quantized in this scheme (see [`Options::quantizes`]); the other
+    /// The weights block-quantized in this scheme (see [`crate::selection::Selection::decide`]); the other
     /// tensors kept, or stored as [`Options::rest`].
     Scheme(Scheme),
 }
@@ -82,12 +83,23 @@ pub struct Options {
     /// With a scheme: how elements are rounded and scales chosen (`--rounding`, `--seed`,
     /// `--scale-search`).
     pub quant: QuantOptions,
+    /// With a scheme: the loader the checkpoint is laid out for (`--layout`; `None`: the
+    /// layout transformers reads, see [`Layout::auto`]).
+    pub layout: Option<Layout>,
+    /// With nvfp4 in ModelOpt's layout: a JSON object mapping each quantized linear layer's
+    /// module name to the largest magnitude of its input seen in calibration
+    /// (`--activation-amax`), which makes the checkpoint W4A4 (`quant_algo: NVFP4`, with an
+    /// `input_scale` per layer); `None` writes weights only (`W4A16_NVFP4`). Every quantized
+    /// layer needs its entry; entries of other modules (a calibration run also sees `lm_head`)
+    /// are not used.
+    pub activation_amax: Option<PathBuf>,
     /// For a model directory: the largest output shard in bytes (`--shard-size`; `None`: the
     /// input's largest shard, or one file when the input is one).
     pub shard_size: Option<u64>,
     /// Glob patterns of the tensors to convert (`--only`; empty: every tensor, or with a
-    /// scheme every tensor whose name ends in `weight`). `*` matches any run of characters,
-    /// `?` one character.
+    /// scheme the tensors its layout quantizes by default, see
+    /// [`Layout::quantizes_by_default`]). `*` matches any run of characters, `?` one
+    /// character.
     pub only: Vec<String>,
     /// Glob patterns of the tensors to store as f32 instead (`--keep-f32`).
     pub keep_f32: Vec<String>,
@@ -118,6 +130,8 @@ impl Options {
             to: to.into(),
             rest: None,
             quant: QuantOptions::default(),
+            layout: None,
+            activation_amax: None,
             shard_size: None,
             only: Vec::new(),
             keep_f32: Vec::new(),
@@ -144,23 +158,6 @@ pub struct Plan {
 }
 
 impl Options {
-    /// The scheme the tensor `name` of float type `source` and `shape` is quantized in, if
-    /// any (see [`Options::why_not_quantized`] for the rule).
-    pub fn quantizes(
-        &self,
-        name: &str,
-        source: Option<FloatType>,
-        shape: &[usize],
-    ) -> Option<Scheme> {
-        let Target::Scheme(scheme) = self.to else {
-            return None;
-        };
-        source?;
-        self.why_not_quantized(name, shape)
-            .is_none()
-            .then_some(scheme)
-    }
-
     /// Whether `--only` selects the tensor `name` (no `--only` selects every tensor).
     pub fn selects(&self, name: &str) -> bool {
         self.only.is_empty() || self.only.iter().any(|p| glob(p, name))
@@ -194,37 +191,13 @@ impl Options {
         self.keep_f32.iter().any(|p| glob(p, name))
     }
 
-    /// Why a scheme leaves the float tensor `name` of `shape` unquantized, or `None` when it
-    /// quantizes it: a tensor of at least 2 dimensions and some elements, named by `--only`,
-    /// or without `--only` a weight (a name ending in `weight`) that is not an embedding or the
-    /// output head (`*embed*`, `lm_head*`: loaders keep those in high precision, and vLLM,
-    /// ModelOpt and llm-compressor leave them unquantized by default); never one named by
-    /// `--keep-f32`. 1-D and 0-D tensors (norms, biases, scalars) are never block-quantized.
-    pub fn why_not_quantized(&self, name: &str, shape: &[usize]) -> Option<String> {
-        let rest = match self.rest {
+    /// What a scheme does with a float tensor it leaves unquantized, for the report: stored
+    /// as `--rest`'s type, or kept (`--rest` would convert it).
+    pub fn rest_note(&self) -> String {
+        match self.rest {
             Some(t) => format!("stored as {} (--rest)", t.name()),
             None => "--rest TYPE converts it".to_string(),
-        };
-        let why = if self.keeps_f32(name) {
-            return Some("matched by --keep-f32".to_string());
-        } else if shape.len() < 2 {
-            format!("{}-D: never block-quantized", shape.len())
-        } else if shape.contains(&0) {
-            "empty".to_string()
-        } else if !self.only.is_empty() {
-            if self.selects(name) {
-                return None;
-            }
-            "not matched by --only".to_string()
-        } else if !name.ends_with("weight") {
-            "not a weight (--only selects others)".to_string()
-        } else if name.contains("embed") || name.starts_with("lm_head") || name.contains(".lm_head")
-        {
-            "embedding or output head: kept by default (--only selects it)".to_string()
-        } else {
-            return None;
-        };
-        Some(format!("{why}; {rest}"))
+        }
     }
 
     /// What to do with the tensor `name` of float type `source` (`None`: not a float type
@@ -458,6 +431,22 @@ pub fn convert_with(
     cancel: &AtomicBool,
 ) -> Result<Report, Error> {
     let control = Control { progress, cancel };
+    if let Target::Float(to) = opts.to {
+        let given = [
+            (opts.layout.is_some(), "a layout (--layout)"),
+            (
+                opts.activation_amax.is_some(),
+                "activation amax (--activation-amax)",
+            ),
+        ];
+        if let Some((_, what)) = given.iter().find(|(set, _)| *set) {
+            return Err(Error::invalid(format!(
+                "{what} applies to the block-quantized schemes ({}), not to {}",
+                Scheme::ALL.map(Scheme::name).join(", "),
+                to.name()
+            )));
+        }
+    }
     if let Some(out) = &opts.output {
         for leftover in crate::leftovers::remove_beside(out) {
             progress.removed_leftover(&leftover);

@@ -48,6 +48,7 @@
 mod convert;
 pub mod error;
 pub mod files;
+mod jobs;
 pub mod kernel;
 pub mod layouts;
 pub mod leftovers;
@@ -62,6 +63,7 @@ pub mod quant;
 mod quant_io;
 pub mod report;
 pub mod safetensors;
+pub mod selection;
 mod write_model;
 
 pub use convert::{Kind, Options, Plan, Target, convert, convert_with, glob};

@@ -216,6 +216,14 @@ impl Model {
         })
     }
 
+    /// The model directory's `config.json`, if it has one.
+    pub fn config_file(&self) -> Option<PathBuf> {
+        self.dir
+            .as_ref()
+            .map(|d| d.join("config.json"))
+            .filter(|p| p.is_file())
+    }
+
     /// The files and folders of the model directory that are not its weights or its index
     /// (config, tokenizer, generation config, README, sentence-transformers' `1_Pooling/`),
     /// sorted by name. Hidden ones are left out, and so are folders holding `.safetensors`

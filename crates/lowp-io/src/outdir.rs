@@ -8,9 +8,9 @@
 //! or replaced, since the files there may be someone's only copy.
 
 use crate::error::Error;
+use crate::layouts::{Layout, Summary, modelopt};
 use crate::model::Model;
-use crate::quant::Scheme;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
@@ -151,108 +151,74 @@ impl Drop for TempDir {
     }
 }
 
-/// What the output holds, for the config files: the schemes applied, and the weights (module
-/// names) left unquantized.
-pub(crate) struct JobsSummary {
-    /// The scheme every quantized weight is in, if any weight is.
-    pub scheme: Option<Scheme>,
-    /// Whether weights were decoded to a float type (the config's quantization goes).
-    pub dequantized: bool,
-    /// 2-D weights that were not quantized (their module names: `.weight` removed).
-    pub unquantized: Vec<String>,
-}
-
-/// Copies the model directory's other files (config, tokenizer, ...) into `dir`. The
-/// `config.json`'s `quantization_config` says what the weights now are: written for
-/// `fp8-block` (transformers' and vLLM's `fp8` with `weight_block_size`), `mxfp4` (gpt-oss)
-/// and `nvfp4` (ModelOpt, which also gets `hf_quant_config.json`), removed when the weights
-/// were decoded to a float type. MXFP8 has no `quantization_config` that loaders agree on, so
-/// none is written for it.
+/// Copies the model directory's other files (config, tokenizer, ...) into `dir`, with a
+/// `config.json` whose `quantization_config` says what the weights now are: the layout's
+/// (`quantization`: the layout and what its summary says) when weights were quantized, none
+/// otherwise. A config that had one and now holds plain weights (decoded, or a config that
+/// claimed a quantization its tensors did not hold) loses it, and ModelOpt's
+/// `hf_quant_config.json` goes with it; the layout's own extra files are written.
 pub(crate) fn copy_model_files(
     model: &Model,
     dir: &TempDir,
-    summary: &JobsSummary,
+    quantization: Option<&(Layout, Summary)>,
 ) -> Result<(), Error> {
-    let config = quantization_config(summary);
+    let extra = quantization.map_or_else(Vec::new, |(layout, summary)| layout.extra_files(summary));
     for file in model.other_files()? {
         let name = file
             .file_name()
             .unwrap_or_default()
             .to_string_lossy()
             .to_string();
-        let stale_modelopt =
-            name == "hf_quant_config.json" && summary.scheme != Some(Scheme::Nvfp4);
-        if stale_modelopt && (summary.dequantized || summary.scheme.is_some()) {
+        if name == modelopt::HF_QUANT_CONFIG || extra.iter().any(|(n, _)| *n == name) {
             continue;
         }
-        if name == "config.json" && (config.is_some() || summary.dequantized) {
-            let text = std::fs::read(&file).map_err(|e| crate::files::read_error(&file, &e))?;
-            let mut value: Value = serde_json::from_slice(&text).map_err(|e| {
-                Error::file(format!(
-                    "{}: not valid JSON ({e}), so its quantization_config cannot be updated",
-                    file.display()
-                ))
-            })?;
-            let Some(object) = value.as_object_mut() else {
-                return Err(Error::file(format!(
-                    "{}: not a JSON object",
-                    file.display()
-                )));
-            };
-            match &config {
-                Some(c) => {
-                    object.insert("quantization_config".into(), c.clone());
-                }
-                None => {
-                    object.remove("quantization_config");
-                }
+        if name == "config.json" {
+            let config = quantization.map(|(l, s)| l.quantization_config(s));
+            if let Some(out) = updated_config(&file, config)? {
+                dir.write(&name, &out)?;
+                continue;
             }
-            let mut out = serde_json::to_vec_pretty(&value).unwrap_or_default();
-            out.push(b'\n');
-            dir.write(&name, &out)?;
-            continue;
         }
         dir.copy(&file)?;
     }
-    if summary.scheme == Some(Scheme::Nvfp4) {
-        let hf = json!({
-            "producer": {"name": "lowp", "version": env!("CARGO_PKG_VERSION")},
-            "quantization": {
-                "quant_algo": "NVFP4",
-                "kv_cache_quant_algo": null,
-                "group_size": 16,
-                "exclude_modules": summary.unquantized,
-            }
-        });
-        let mut out = serde_json::to_vec_pretty(&hf).unwrap_or_default();
-        out.push(b'\n');
-        dir.write("hf_quant_config.json", &out)?;
+    for (name, value) in extra {
+        dir.write(name, &pretty(&value))?;
     }
     Ok(())
 }
 
-/// The `quantization_config` for the scheme of the output, if loaders read one.
-fn quantization_config(summary: &JobsSummary) -> Option<Value> {
-    let skipped = &summary.unquantized;
-    match summary.scheme? {
-        Scheme::Fp8Block => Some(json!({
-            "quant_method": "fp8",
-            "fmt": "e4m3",
-            "activation_scheme": "dynamic",
-            "weight_block_size": [128, 128],
-            "modules_to_not_convert": skipped,
-        })),
-        Scheme::Mxfp4 => Some(json!({
-            "quant_method": "mxfp4",
-            "modules_to_not_convert": skipped,
-        })),
-        Scheme::Nvfp4 => Some(json!({
-            "quant_method": "modelopt",
-            "quant_algo": "NVFP4",
-            "group_size": 16,
-            "kv_cache_quant_algo": null,
-            "exclude_modules": skipped,
-        })),
-        Scheme::Mxfp8 => None,
+/// `config.json` with `quantization_config` set to `config` (removed for `None`), or `None`
+/// when the file needs no change (no quantization to write, none to remove).
+fn updated_config(file: &Path, config: Option<Value>) -> Result<Option<Vec<u8>>, Error> {
+    let text = std::fs::read(file).map_err(|e| crate::files::read_error(file, &e))?;
+    let mut value: Value = serde_json::from_slice(&text).map_err(|e| {
+        Error::file(format!(
+            "{}: not valid JSON ({e}), so its quantization_config cannot be updated",
+            file.display()
+        ))
+    })?;
+    let Some(object) = value.as_object_mut() else {
+        return Err(Error::file(format!(
+            "{}: not a JSON object",
+            file.display()
+        )));
+    };
+    match config {
+        Some(c) => {
+            object.insert("quantization_config".into(), c);
+        }
+        None => {
+            if object.remove("quantization_config").is_none() {
+                return Ok(None);
+            }
+        }
     }
+    Ok(Some(pretty(&value)))
+}
+
+/// JSON as transformers writes it: indented, with a final newline.
+fn pretty(value: &Value) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(value).unwrap_or_default();
+    out.push(b'\n');
+    out
 }

@@ -11,13 +11,18 @@
 use crate::error::Error;
 use crate::files::{self, Block};
 use crate::kernel::{self, FloatType, Rounding};
-use crate::layouts::{Layout, Quantized};
+use crate::layouts::{Quantized, Scaling, Second};
 use crate::model::Model;
 use crate::progress::Control;
 use crate::quant::{self, QuantOptions, QuantStats, Scheme};
+
+/// nvfp4's per-tensor divisor, `448 * 6`: the largest E4M3 block scale times the largest E2M1
+/// element.
+const NVFP4_TENSOR_DIVISOR: f64 = 448.0 * 6.0;
 use lowp::fit::FitStats;
 use lowp::prelude::LowpSliceExt;
 use rayon::prelude::*;
+use safetensors::Dtype;
 use std::fs::File;
 use std::path::Path;
 
@@ -35,6 +40,7 @@ struct Buffers {
     input: Block,
     values: Vec<f32>,
     wide: Vec<f64>,
+    swapped: Vec<f64>,
     data: Vec<u8>,
     scales: Vec<u8>,
     output: Block,
@@ -120,18 +126,99 @@ fn widen_f32(from: FloatType, bytes: &[u8], out: &mut Vec<f32>) {
     }
 }
 
+/// How a weight is written in its layout, besides its scheme: what [`quantize`] and
+/// [`quantize_transposed`] need of [`crate::layouts`].
+#[derive(Clone, Copy, Debug)]
+pub struct Encoding {
+    /// The scheme.
+    pub scheme: Scheme,
+    /// Element rounding, scale choice and the type of fp8 scales.
+    pub opts: QuantOptions,
+    /// The dtype the scales are stored as: the codec's bytes (E8M0, E4M3, little-endian f32),
+    /// or for fp8 scales of another float type, those f32s converted (exactly: the codec chose
+    /// them in that type).
+    pub scale_dtype: Dtype,
+    /// How NVFP4's second scale is stored.
+    pub second: Second,
+}
+
+impl Encoding {
+    /// NVFP4's per-tensor `scale_2` for a tensor of largest magnitude `amax`: ModelOpt's
+    /// `amax / (448 * 6)` ([`quant::nvfp4_tensor_scale`]), or for a divided global scale the
+    /// smallest power of two at or above that exact quotient (within `2^-126 ..= 2^127`, and 1
+    /// for an all-zero tensor), so that `1 / scale_2` is exact.
+    pub fn tensor_scale(&self, amax: f64) -> f32 {
+        match self.second {
+            Second::Multiply => quant::nvfp4_tensor_scale(amax),
+            Second::Divide => {
+                let a = amax.abs();
+                if a.is_nan() || a == 0.0 {
+                    return 1.0;
+                }
+                // The least k with 2^k * 2688 >= amax, settled by exact comparisons (2^k * 2688
+                // is exact in f64) from log2's estimate.
+                let above = |k: i32| 2f64.powi(k) * NVFP4_TENSOR_DIVISOR >= a;
+                let mut k = (a / NVFP4_TENSOR_DIVISOR).log2().ceil() as i32;
+                while !above(k) {
+                    k += 1;
+                }
+                while above(k - 1) {
+                    k -= 1;
+                }
+                2f32.powi(k.clamp(-126, 127))
+            }
+        }
+    }
+
+    /// The bytes of the second scale as stored: `scale_2`, or its inverse.
+    fn second_bytes(&self, scale_2: f32) -> [u8; 4] {
+        match self.second {
+            Second::Multiply => scale_2.to_le_bytes(),
+            Second::Divide => (1.0 / scale_2).to_le_bytes(),
+        }
+    }
+
+    /// Where the codec's scale byte `at` goes in the stored scales: fp8 scales of 2 bytes
+    /// take half the room of the codec's f32s.
+    fn stored_offset(&self, at: usize) -> usize {
+        if self.scheme.float_scales() && self.scale_dtype != Dtype::F32 {
+            at / 2
+        } else {
+            at
+        }
+    }
+
+    /// The scale bytes as stored, from the codec's.
+    fn stored_scales<'b>(&self, codec: &'b mut [u8], out: &'b mut Block) -> &'b [u8] {
+        if !self.scheme.float_scales() || self.scale_dtype == Dtype::F32 {
+            return codec;
+        }
+        let n = codec.len() / 4;
+        let bytes = out.bytes(2 * n);
+        for (o, c) in bytes.chunks_exact_mut(2).zip(codec.chunks_exact(4)) {
+            let v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            let bits = match self.scale_dtype {
+                Dtype::BF16 => lowp::bf16::from_f32(v).to_bits(),
+                _ => lowp::f16::from_f32(v).to_bits(),
+            };
+            o.copy_from_slice(&bits.to_le_bytes());
+        }
+        bytes
+    }
+}
+
 /// Quantizes the tensor of type `from` and shape `shape` (at least 2-D) read from `input`
-/// into `scheme`'s tensors, written at `outputs` (the data's, the scales', and for NVFP4 the
-/// second scale's place, in the order of [`crate::layouts::parts`]).
+/// into its layout's tensors, written at `outputs` (the data's, the scales', and for NVFP4 the
+/// second scale's place, in the order of [`crate::layouts::Placement::parts`]).
 pub fn quantize(
     input: At<'_>,
     from: FloatType,
     shape: &[usize],
-    scheme: Scheme,
-    opts: &QuantOptions,
+    encoding: &Encoding,
     outputs: Option<[At<'_>; 3]>,
     control: Control<'_>,
 ) -> Result<QuantStats, Error> {
+    let scheme = encoding.scheme;
     let cols = shape[shape.len() - 1];
     let row_bytes = cols * from.size();
     let bands = bands(scheme, shape, row_bytes);
@@ -148,9 +235,9 @@ pub fn quantize(
                 })
             })
             .try_reduce(|| 0.0, |a: f64, b| Ok(a.max(b)))?;
-        tensor_scale = quant::nvfp4_tensor_scale(amax);
+        tensor_scale = encoding.tensor_scale(amax);
         if let Some(out) = &outputs {
-            out[2].write(&tensor_scale.to_le_bytes(), 0)?;
+            out[2].write(&encoding.second_bytes(tensor_scale), 0)?;
         }
     }
     let data_row = scheme.data_row_bytes(cols);
@@ -164,6 +251,7 @@ pub fn quantize(
                     values,
                     data,
                     scales,
+                    output,
                     ..
                 } = b;
                 let bytes = raw.bytes(rows * row_bytes);
@@ -172,42 +260,16 @@ pub fn quantize(
                 let scale_len = scheme.scale_bytes(rows, cols);
                 scales.resize(scale_len, 0);
                 let first_element = (first * cols) as u64;
-                // f32 and f64 bytes are quantized where they were read (the buffer is 8-byte
-                // aligned); narrower types are widened to f32 first.
-                let stats = if from == FloatType::F64 {
-                    let x: &[f64] = bytemuck::cast_slice(bytes);
-                    quant::quantize(
-                        scheme,
-                        opts,
-                        x,
-                        cols,
-                        first_element,
-                        tensor_scale,
-                        data,
-                        scales,
-                    )
-                } else {
-                    let x: &[f32] = if from == FloatType::F32 {
-                        bytemuck::cast_slice(bytes)
-                    } else {
-                        widen_f32(from, bytes, values);
-                        values
-                    };
-                    quant::quantize(
-                        scheme,
-                        opts,
-                        x,
-                        cols,
-                        first_element,
-                        tensor_scale,
-                        data,
-                        scales,
-                    )
-                }
-                .map_err(Error::file)?;
+                let chunk = Chunk {
+                    cols,
+                    first: first_element,
+                    tensor_scale,
+                };
+                let stats = quantize_values(encoding, from, bytes, values, chunk, data, scales)?;
                 if let Some(out) = &outputs {
                     out[0].write(data, (first * data_row) as u64)?;
-                    out[1].write(scales, scale_at as u64)?;
+                    let stored = encoding.stored_scales(scales, output);
+                    out[1].write(stored, encoding.stored_offset(scale_at) as u64)?;
                 }
                 control.add(bytes.len() as u64);
                 Ok(stats)
@@ -217,6 +279,115 @@ pub fn quantize(
             a.merge(&b);
             Ok(a)
         })
+}
+
+/// Where a chunk of rows lies in its tensor.
+#[derive(Clone, Copy)]
+struct Chunk {
+    /// Columns of a row.
+    cols: usize,
+    /// The index of its first element in the tensor (for stochastic rounding).
+    first: u64,
+    /// NVFP4's `scale_2`.
+    tensor_scale: f32,
+}
+
+/// Quantizes the values in `bytes` (of type `from`, whole rows): f32 and f64 where they were
+/// read (the buffer is 8-byte aligned), narrower types widened into `values` first.
+fn quantize_values(
+    encoding: &Encoding,
+    from: FloatType,
+    bytes: &[u8],
+    values: &mut Vec<f32>,
+    chunk: Chunk,
+    data: &mut [u8],
+    scales: &mut [u8],
+) -> Result<QuantStats, Error> {
+    let (scheme, opts) = (encoding.scheme, &encoding.opts);
+    let Chunk {
+        cols,
+        first,
+        tensor_scale,
+    } = chunk;
+    if from == FloatType::F64 {
+        let x: &[f64] = bytemuck::cast_slice(bytes);
+        return quant::quantize(scheme, opts, x, cols, first, tensor_scale, data, scales)
+            .map_err(Error::file);
+    }
+    let x: &[f32] = if from == FloatType::F32 {
+        bytemuck::cast_slice(bytes)
+    } else {
+        widen_f32(from, bytes, values);
+        values
+    };
+    quant::quantize(scheme, opts, x, cols, first, tensor_scale, data, scales).map_err(Error::file)
+}
+
+/// Quantizes a stack of matrices `[E, in, out]` (gpt-oss's experts) stored transposed, each as
+/// `[out, in]` rows: MXFP4 blocks along the input. One matrix is read whole per thread,
+/// transposed in memory and quantized; matrices run in parallel.
+pub fn quantize_transposed(
+    input: At<'_>,
+    from: FloatType,
+    shape: &[usize],
+    encoding: &Encoding,
+    outputs: Option<[At<'_>; 3]>,
+    control: Control<'_>,
+) -> Result<QuantStats, Error> {
+    let scheme = encoding.scheme;
+    let n = shape.len();
+    let (ins, outs) = (shape[n - 2], shape[n - 1]);
+    let matrices: usize = shape[..n - 2].iter().product();
+    let matrix_bytes = ins * outs * from.size();
+    let (data_rows, scale_rows) = (scheme.data_row_bytes(ins), scheme.scale_row_bytes(ins));
+    (0..matrices)
+        .into_par_iter()
+        .map(|m| {
+            BUFFERS.with_borrow_mut(|b| {
+                control.check()?;
+                let Buffers {
+                    input: raw,
+                    values,
+                    data,
+                    scales,
+                    output,
+                    ..
+                } = b;
+                let bytes = raw.bytes(matrix_bytes);
+                input.read(bytes, (m * matrix_bytes) as u64)?;
+                let t = output.bytes(matrix_bytes);
+                transpose(bytes, t, ins, outs, from.size());
+                data.resize(outs * data_rows, 0);
+                scales.resize(scheme.scale_bytes(outs, ins), 0);
+                let chunk = Chunk {
+                    cols: ins,
+                    first: (m * ins * outs) as u64,
+                    tensor_scale: 0.0,
+                };
+                let stats = quantize_values(encoding, from, t, values, chunk, data, scales)?;
+                if let Some(out) = &outputs {
+                    out[0].write(data, (m * outs * data_rows) as u64)?;
+                    out[1].write(scales, (m * outs * scale_rows) as u64)?;
+                }
+                control.add(matrix_bytes as u64);
+                Ok(stats)
+            })
+        })
+        .try_reduce(QuantStats::default, |mut a, b| {
+            a.merge(&b);
+            Ok(a)
+        })
+}
+
+/// Transposes the `rows` x `cols` matrix `src` of `width`-byte elements into `dst` (`cols` x
+/// `rows`).
+fn transpose(src: &[u8], dst: &mut [u8], rows: usize, cols: usize, width: usize) {
+    for (r, row) in src.chunks_exact(cols * width).enumerate() {
+        for (c, e) in row.chunks_exact(width).enumerate() {
+            let at = (c * rows + r) * width;
+            dst[at..at + width].copy_from_slice(e);
+        }
+    }
 }
 
 /// Where the data of the tensor `r` of `model` is.
@@ -230,9 +401,17 @@ pub fn at<'m>(model: &'m Model, r: crate::model::TensorRef) -> At<'m> {
 }
 
 /// Decodes the quantized weight `q` of `model` and stores it as `to` at `output` (`None`:
-/// measure only). Decoding is the reference decoders' f32 arithmetic ([`quant::dequantize`]);
-/// for an f64 target it is exact ([`quant::dequantize_f64`]). The statistics are those of
-/// storing the decoded values in `to`.
+/// measure only), with the model's own name and shape (gpt-oss's transposed experts back in
+/// `[E, in, out]`).
+///
+/// Each element is the value the layout defines, rounded once to `to`: `q * scale` (fp8, MX),
+/// `q * s * scale_2` (ModelOpt's NVFP4) are products exact in f64 ([`quant::dequantize_f64`]),
+/// rounded to `to` from there. compressed-tensors' NVFP4, `q * s / global_scale`, is the
+/// f64 quotient of the exact product, rounded to `to`: correctly rounded too, since the
+/// quotient of a number of at most 8 significant bits by an f32 cannot fall within 2^-53 of a
+/// tie of `to` (25 bits at most) without being that tie (the lemma of
+/// [`crate::quant::codec`]'s documentation). The statistics are those of storing the decoded
+/// values in `to`.
 pub fn dequantize(
     model: &Model,
     q: &Quantized,
@@ -240,52 +419,187 @@ pub fn dequantize(
     output: Option<At<'_>>,
     control: Control<'_>,
 ) -> Result<FitStats, Error> {
-    let data = at(model, q.data);
-    let scales = at(model, q.scales);
-    let cols = q.shape[q.shape.len() - 1];
-    match q.layout {
-        Layout::PerTensor => dequantize_per_tensor(model, q, to, output, control),
-        Layout::Blocks(scheme) => {
-            let data_row = scheme.data_row_bytes(cols);
-            let tensor_scale = match q.scale_2 {
-                Some(s2) => at(model, s2).read_f32()?,
-                None => 0.0,
-            };
-            // The scheme's bands of rows, as ranges of elements of the decoded tensor.
-            let bands: Vec<Band> = bands(scheme, &q.shape, data_row)
-                .into_iter()
-                .map(|(first, rows, scale_at)| (first * cols, rows * cols, scale_at))
-                .collect();
-            element_bands(&bands, to, output, control, |(first, n, scale_at), b| {
-                // Rows of no columns (a malformed but consistent header) decode to nothing.
-                let (first_row, rows) = (
-                    first.checked_div(cols).unwrap_or(0),
-                    n.checked_div(cols).unwrap_or(0),
-                );
-                let bytes = b.input.bytes(rows * data_row);
-                data.read(bytes, (first_row * data_row) as u64)?;
-                b.scales.resize(scheme.scale_bytes(rows, cols), 0);
-                scales.read(&mut b.scales, scale_at as u64)?;
-                if to == FloatType::F64 {
-                    b.wide.resize(n, 0.0);
-                    quant::dequantize_f64(
-                        scheme,
-                        bytes,
-                        &b.scales,
-                        cols,
-                        tensor_scale,
-                        &mut b.wide,
-                    )
-                    .map_err(Error::file)?;
-                    return Ok((Decoded::F64, bytes.len() as u64));
-                }
-                b.values.resize(n, 0.0);
-                quant::dequantize(scheme, bytes, &b.scales, cols, tensor_scale, &mut b.values)
-                    .map_err(Error::file)?;
-                Ok((Decoded::F32, bytes.len() as u64))
-            })
-        }
+    let Scaling::Blocks(scheme) = q.scaling else {
+        return dequantize_per_tensor(model, q, to, output, control);
+    };
+    let decoder = Decoder::new(model, q, scheme)?;
+    if q.transposed {
+        return decoder.transposed(to, output, control);
     }
+    let cols = q.shape[q.shape.len() - 1];
+    let data_row = scheme.data_row_bytes(cols);
+    // The scheme's bands of rows, as ranges of elements of the decoded tensor.
+    let bands: Vec<Band> = bands(scheme, &q.shape, data_row)
+        .into_iter()
+        .map(|(first, rows, scale_at)| (first * cols, rows * cols, scale_at))
+        .collect();
+    element_bands(&bands, to, output, control, |(first, n, scale_at), b| {
+        // Rows of no columns (a malformed but consistent header) decode to nothing.
+        let (first_row, rows) = (
+            first.checked_div(cols).unwrap_or(0),
+            n.checked_div(cols).unwrap_or(0),
+        );
+        b.wide.resize(n, 0.0);
+        let read = decoder.rows(first_row, rows, cols, scale_at, b)?;
+        Ok((Decoded::F64, read))
+    })
+}
+
+/// What decoding a block-scaled weight reads.
+struct Decoder<'a> {
+    scheme: Scheme,
+    data: At<'a>,
+    scales: At<'a>,
+    /// The stored dtype of the scales.
+    scale_dtype: Dtype,
+    /// What the codec multiplies the block scales by (`scale_2`, or 1).
+    multiply: f32,
+    /// What the products are divided by (compressed-tensors' global scale), if anything.
+    divide: Option<f64>,
+    /// The weight's shape in the model.
+    shape: &'a [usize],
+}
+
+impl<'a> Decoder<'a> {
+    /// The decoder of `q`, its second scale read.
+    fn new(model: &'a Model, q: &'a Quantized, scheme: Scheme) -> Result<Decoder<'a>, Error> {
+        let second = match q.scale_2 {
+            Some(s2) => Some(at(model, s2).read_f32()?),
+            None => None,
+        };
+        let (multiply, divide) = match (second, q.second) {
+            (None, _) => (0.0, None),
+            (Some(s), Second::Multiply) => (s, None),
+            (Some(s), Second::Divide) => (1.0, Some(f64::from(s))),
+        };
+        Ok(Decoder {
+            scheme,
+            data: at(model, q.data),
+            scales: at(model, q.scales),
+            scale_dtype: model.entry(q.scales).dtype,
+            multiply,
+            divide,
+            shape: &q.shape,
+        })
+    }
+
+    /// Decodes `rows` stored rows of `cols` columns from stored row `first_row` (scales from
+    /// the codec's byte `scale_at`) into `b.wide`, exactly; gives the bytes read.
+    fn rows(
+        &self,
+        first_row: usize,
+        rows: usize,
+        cols: usize,
+        scale_at: usize,
+        b: &mut Buffers,
+    ) -> Result<u64, Error> {
+        let scheme = self.scheme;
+        let data_row = scheme.data_row_bytes(cols);
+        let bytes = b.input.bytes(rows * data_row);
+        self.data.read(bytes, (first_row * data_row) as u64)?;
+        let codec_len = scheme.scale_bytes(rows, cols);
+        b.scales.resize(codec_len, 0);
+        read_scales(
+            &self.scales,
+            self.scale_dtype,
+            scheme,
+            scale_at,
+            &mut b.scales,
+            &mut b.output,
+        )?;
+        let n = rows * cols;
+        quant::dequantize_f64(
+            scheme,
+            bytes,
+            &b.scales,
+            cols,
+            self.multiply,
+            &mut b.wide[..n],
+        )
+        .map_err(Error::file)?;
+        if let Some(d) = self.divide {
+            b.wide[..n].iter_mut().for_each(|v| *v /= d);
+        }
+        Ok((bytes.len() + codec_len) as u64)
+    }
+
+    /// Decodes a stack of matrices stored transposed (`[E, out, in]` for the model's `[E, in,
+    /// out]`), one matrix per thread, and stores them as `to` at `output`.
+    fn transposed(
+        &self,
+        to: FloatType,
+        output: Option<At<'_>>,
+        control: Control<'_>,
+    ) -> Result<FitStats, Error> {
+        let n = self.shape.len();
+        let (ins, outs) = (self.shape[n - 2], self.shape[n - 1]);
+        let matrices: usize = self.shape[..n - 2].iter().product();
+        let scale_row = self.scheme.scale_row_bytes(ins);
+        (0..matrices)
+            .into_par_iter()
+            .map(|m| {
+                BUFFERS.with_borrow_mut(|b| {
+                    control.check()?;
+                    let elements = ins * outs;
+                    b.wide.resize(elements, 0.0);
+                    let read = self.rows(m * outs, outs, ins, m * outs * scale_row, b)?;
+                    // [out, in] to [in, out].
+                    let t = &mut b.swapped;
+                    t.resize(elements, 0.0);
+                    for (o, row) in b.wide[..elements].chunks_exact(ins).enumerate() {
+                        for (i, &v) in row.iter().enumerate() {
+                            t[i * outs + o] = v;
+                        }
+                    }
+                    let out = b.output.bytes(elements * to.size());
+                    let stats = kernel::convert_block(
+                        FloatType::F64,
+                        to,
+                        bytemuck::cast_slice(&t[..]),
+                        out,
+                        Rounding::NEAREST,
+                    );
+                    if let Some(o) = &output {
+                        o.write(out, (m * elements * to.size()) as u64)?;
+                    }
+                    control.add(read);
+                    Ok(stats)
+                })
+            })
+            .try_reduce(FitStats::default, |mut a, b| {
+                a.merge(&b);
+                Ok(a)
+            })
+    }
+}
+
+/// Reads the scales from the codec's byte `at` into `codec` (its length is what to read), as
+/// the codec takes them: fp8 scales stored as bf16 or f16 widened to little-endian f32s.
+fn read_scales(
+    scales: &At<'_>,
+    dtype: Dtype,
+    scheme: Scheme,
+    at: usize,
+    codec: &mut [u8],
+    scratch: &mut Block,
+) -> Result<(), Error> {
+    let width = match dtype {
+        Dtype::BF16 | Dtype::F16 if scheme.float_scales() => 2,
+        _ => return scales.read(codec, at as u64),
+    };
+    let n = codec.len() / 4;
+    let stored = scratch.bytes(n * width);
+    scales.read(stored, (at / 4 * width) as u64)?;
+    for (c, s) in codec.chunks_exact_mut(4).zip(stored.chunks_exact(2)) {
+        let bits = u16::from_le_bytes([s[0], s[1]]);
+        let v = if dtype == Dtype::BF16 {
+            lowp::bf16::from_bits(bits).to_f32()
+        } else {
+            lowp::f16::from_bits(bits).to_f32()
+        };
+        c.copy_from_slice(&v.to_le_bytes());
+    }
+    Ok(())
 }
 
 /// Which buffer a band's decoded values are in.
@@ -371,8 +685,8 @@ pub fn decode_packed(
     })
 }
 
-/// Decodes an FP8 weight with one F32 scale: `f32(q) * scale` in f32, as the loaders do (for
-/// an f64 target the exact product).
+/// Decodes an FP8 weight with one float scale: the exact product `q * scale` in f64, rounded
+/// once to `to`.
 fn dequantize_per_tensor(
     model: &Model,
     q: &Quantized,
@@ -384,22 +698,34 @@ fn dequantize_per_tensor(
     let entry = model.entry(q.data);
     let from = FloatType::from_safetensors(entry.dtype)
         .ok_or_else(|| Error::file(format!("tensor '{}' is not FP8", entry.name)))?;
-    let scale = at(model, q.scales).read_f32()?;
+    let scale = read_float_scalar(model, q.scales)?;
     let elements = (entry.end - entry.begin) as usize;
     let bands = even_bands(elements, BAND_BYTES);
     element_bands(&bands, to, output, control, |(first, n, _), b| {
         let bytes = b.input.bytes(n);
         data.read(bytes, first as u64)?;
         widen_f32(from, bytes, &mut b.values);
-        if to == FloatType::F64 {
-            b.wide.clear();
-            b.wide
-                .extend(b.values.iter().map(|&v| f64::from(v) * f64::from(scale)));
-            return Ok((Decoded::F64, n as u64));
+        b.wide.clear();
+        b.wide
+            .extend(b.values.iter().map(|&v| f64::from(v) * scale));
+        Ok((Decoded::F64, n as u64))
+    })
+}
+
+/// The one value of a float tensor (F32, BF16 or F16) of `model`.
+fn read_float_scalar(model: &Model, r: crate::model::TensorRef) -> Result<f64, Error> {
+    let place = at(model, r);
+    Ok(match model.entry(r).dtype {
+        Dtype::BF16 | Dtype::F16 => {
+            let mut two = [0u8; 2];
+            place.read(&mut two, 0)?;
+            let bits = u16::from_le_bytes(two);
+            if model.entry(r).dtype == Dtype::BF16 {
+                lowp::bf16::from_bits(bits).to_f64()
+            } else {
+                lowp::f16::from_bits(bits).to_f64()
+            }
         }
-        for v in b.values.iter_mut() {
-            *v *= scale;
-        }
-        Ok((Decoded::F32, n as u64))
+        _ => f64::from(place.read_f32()?),
     })
 }

@@ -7,244 +7,34 @@
 //! a float type, or a quantized weight kept as it is. All the tensors one job writes go to the
 //! same shard, so a weight and its scales are never split between files.
 
-use crate::convert::{Options, Plan, Target};
+use crate::convert::Options;
 use crate::error::Error;
 use crate::files::{self, TempOutput};
-use crate::kernel::FloatType;
-use crate::layouts::{self, Layout, Part, Quantized};
+use crate::jobs::{Job, Work, part_bytes};
+use crate::layouts::{self, ModelInfo, Quantized, Scaling};
 use crate::model::{INDEX_NAME, Model, TensorRef};
-use crate::outdir::{JobsSummary, TempDir};
-use crate::packed::Packed;
+use crate::outdir::TempDir;
 use crate::pipeline::{self, Files, Segment};
 use crate::progress::Control;
 use crate::quant::Scheme;
 use crate::quant_io::{self, At};
 use crate::report::{QuantReport, TensorReport};
-use safetensors::Dtype;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
 
-/// What one job does.
-enum Work {
-    /// A plain tensor, copied or converted as its plan says.
-    Plain { tensor: TensorRef, plan: Plan },
-    /// A weight quantized into a scheme.
-    Quantize {
-        tensor: TensorRef,
-        from: FloatType,
-        scheme: Scheme,
-    },
-    /// A quantized weight decoded to a float type.
-    Dequantize { q: Quantized, to: FloatType },
-    /// A quantized weight's tensors copied as they are.
-    Keep { q: Quantized, note: String },
-    /// A tensor of a type lowp reads but does not write (F4, F6, E8M0) decoded to a float
-    /// type.
-    Decode {
-        tensor: TensorRef,
-        packed: Packed,
-        to: FloatType,
-    },
-}
-
-/// One job: its work and the tensors it writes.
-struct Job {
-    work: Work,
-    outputs: Vec<Part>,
-}
-
-impl Job {
-    /// Bytes of output.
-    fn bytes(&self) -> u64 {
-        self.outputs.iter().map(part_bytes).sum()
-    }
-}
-
-/// Bytes of a tensor.
-fn part_bytes(p: &Part) -> u64 {
-    p.shape.iter().map(|&d| d as u64).product::<u64>() * p.dtype.bitsize() as u64 / 8
-}
-
-/// The element type of a plain tensor of `model`.
-fn source_type(model: &Model, t: TensorRef) -> Option<FloatType> {
-    FloatType::from_safetensors(model.entry(t).dtype)
-}
-
-/// Plans every tensor of `model` into jobs, in the model's order.
-fn plan_jobs(opts: &Options, model: &Model, writing: bool) -> Result<Vec<Job>, Error> {
-    let quantized = layouts::recognise(model)?;
-    let mut heads: HashMap<(usize, usize), Quantized> = HashMap::new();
-    let mut consumed: HashSet<(usize, usize)> = HashSet::new();
-    for q in quantized {
-        for r in [Some(q.scales), q.scale_2].into_iter().flatten() {
-            consumed.insert((r.shard, r.entry));
-        }
-        heads.insert((q.data.shard, q.data.entry), q);
-    }
-    let mut jobs = Vec::new();
-    for r in model.tensors() {
-        let key = (r.shard, r.entry);
-        if consumed.contains(&key) {
-            continue;
-        }
-        let t = model.entry(r);
-        if let Some(q) = heads.remove(&key) {
-            jobs.push(plan_quantized(opts, model, q));
-            continue;
-        }
-        let source = source_type(model, r);
-        if let (Some(scheme), Some(from)) = (opts.quantizes(&t.name, source, &t.shape), source) {
-            jobs.push(Job {
-                outputs: layouts::parts(scheme, &t.name, &t.shape),
-                work: Work::Quantize {
-                    tensor: r,
-                    from,
-                    scheme,
-                },
-            });
-            continue;
-        }
-        if let Some(packed) = Packed::of(t.dtype)
-            && let Some(to) = decoded_type(opts, &t.name)
-        {
-            jobs.push(Job {
-                outputs: vec![Part {
-                    name: t.name.clone(),
-                    dtype: to.to_safetensors(),
-                    shape: t.shape.clone(),
-                }],
-                work: Work::Decode {
-                    tensor: r,
-                    packed,
-                    to,
-                },
-            });
-            continue;
-        }
-        let mut plan = opts.plan(&t.name, source, writing);
-        if let (Target::Scheme(_), Some(why)) = (opts.to, opts.why_not_quantized(&t.name, &t.shape))
-            && source.is_some()
-            && plan.target.is_none()
-        {
-            plan.note = why;
-        }
-        let dtype = plan.target.map_or(t.dtype, FloatType::to_safetensors);
-        let mut outputs = vec![Part {
-            name: t.name.clone(),
-            dtype,
-            shape: t.shape.clone(),
-        }];
-        if let Some(scale) = &plan.scale_name {
-            outputs.push(Part {
-                name: scale.clone(),
-                dtype: Dtype::F32,
-                shape: Vec::new(),
-            });
-        }
-        jobs.push(Job {
-            work: Work::Plain { tensor: r, plan },
-            outputs,
-        });
-    }
-    check_names(&jobs)?;
-    Ok(jobs)
-}
-
-/// The float type a tensor of a read-only type (F4, F6, E8M0) named `name` is decoded to:
-/// `--to`'s float type (f32 under `--keep-f32`) when it selects the tensor, `--rest`'s with a
-/// scheme; `None` keeps it as it is.
-fn decoded_type(opts: &Options, name: &str) -> Option<FloatType> {
-    if opts.keeps_f32(name) {
-        return Some(FloatType::F32);
-    }
-    match opts.to {
-        Target::Float(to) => opts.selects(name).then_some(to),
-        Target::Scheme(_) => opts.rest,
-    }
-}
-
-/// The job of a weight found quantized: decoded when the target is a float type (and the
-/// weight is selected), kept otherwise.
-fn plan_quantized(opts: &Options, model: &Model, q: Quantized) -> Job {
-    let to = match opts.to {
-        Target::Float(_) if opts.keeps_f32(&q.name) && opts.selects(&q.name) => {
-            Some(FloatType::F32)
-        }
-        Target::Float(to) if opts.selects(&q.name) => Some(to),
-        _ => None,
-    };
-    match to {
-        Some(to) => Job {
-            outputs: vec![Part {
-                name: q.name.clone(),
-                dtype: to.to_safetensors(),
-                shape: q.shape.clone(),
-            }],
-            work: Work::Dequantize { q, to },
-        },
-        None => {
-            let note = match opts.to {
-                Target::Scheme(_) => format!(
-                    "already {}; decode it first (--to bf16) to quantize it otherwise",
-                    q.layout.name()
-                ),
-                Target::Float(_) => "not matched by --only".to_string(),
-            };
-            let outputs = [Some(q.data), Some(q.scales), q.scale_2]
-                .into_iter()
-                .flatten()
-                .map(|r| {
-                    let e = model.entry(r);
-                    Part {
-                        name: e.name.clone(),
-                        dtype: e.dtype,
-                        shape: e.shape.clone(),
-                    }
-                })
-                .collect();
-            Job {
-                work: Work::Keep { q, note },
-                outputs,
-            }
-        }
-    }
-}
-
-/// Refuses two output tensors of one name (a weight's new scale named like an existing
-/// tensor).
-fn check_names(jobs: &[Job]) -> Result<(), Error> {
-    let mut seen: HashMap<&str, &str> = HashMap::new();
-    for job in jobs {
-        let owner = job.outputs[0].name.as_str();
-        for p in &job.outputs {
-            if let Some(other) = seen.insert(p.name.as_str(), owner) {
-                return Err(Error::file(format!(
-                    "cannot store tensor '{owner}' with '{}': the model already has a tensor \
-                     of that name (from '{other}')",
-                    p.name
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The output's `__metadata__`: the input's, without the padded shapes of weights that are
-/// no longer padded, with those of the weights padded now.
+/// no longer padded, with those of the padded weights kept as they are (the layouts lowp
+/// writes hold whole blocks only).
 fn output_metadata(model: &Model, jobs: &[&Job]) -> Option<HashMap<String, String>> {
     let mut metadata = model.metadata();
     let mut padded = Vec::new();
     for job in jobs {
         let (name, shape, scheme) = match &job.work {
-            Work::Quantize { tensor, scheme, .. } => {
-                let t = model.entry(*tensor);
-                (&t.name, &t.shape, *scheme)
-            }
             Work::Keep {
                 q:
                     Quantized {
-                        layout: Layout::Blocks(scheme),
+                        scaling: Scaling::Blocks(scheme),
                         name,
                         shape,
                         ..
@@ -323,7 +113,6 @@ pub(crate) fn convert(
 ) -> Result<(Vec<TensorReport>, u64, u64), Error> {
     let model = Model::open(&opts.input)?;
     let writing = opts.output.is_some();
-    let jobs = plan_jobs(opts, &model, writing)?;
     let dir_mode = model.dir.is_some();
     if opts.shard_size.is_some() && !dir_mode {
         return Err(Error::invalid(
@@ -331,6 +120,10 @@ pub(crate) fn convert(
              model.safetensors.index.json",
         ));
     }
+    let config = model.config_file();
+    let info = ModelInfo::read(config.as_deref())?;
+    let planned = crate::jobs::plan(opts, &model, &info, writing)?;
+    let jobs = planned.jobs;
     let limit = opts.shard_size.or_else(|| {
         (model.shards.len() > 1).then(|| model.shards.iter().map(|s| s.len).max().unwrap_or(0))
     });
@@ -415,7 +208,7 @@ pub(crate) fn convert(
             let index = index_json(&shards, &groups, &jobs, bytes_out);
             dir.write(INDEX_NAME, &index)?;
         }
-        crate::outdir::copy_model_files(&model, &dir, &jobs_summary(&jobs))?;
+        crate::outdir::copy_model_files(&model, &dir, planned.quantization.as_ref())?;
         dir.commit()?;
     } else {
         for s in shards {
@@ -426,38 +219,6 @@ pub(crate) fn convert(
         }
     }
     Ok((reports, model.bytes(), bytes_out))
-}
-
-/// The summary of `jobs`.
-fn jobs_summary(jobs: &[Job]) -> JobsSummary {
-    let mut summary = JobsSummary {
-        scheme: None,
-        dequantized: false,
-        unquantized: Vec::new(),
-    };
-    for job in jobs {
-        match &job.work {
-            Work::Quantize { scheme, .. } => summary.scheme = Some(*scheme),
-            Work::Keep {
-                q:
-                    Quantized {
-                        layout: Layout::Blocks(scheme),
-                        ..
-                    },
-                ..
-            } => summary.scheme = Some(*scheme),
-            Work::Dequantize { .. } | Work::Decode { .. } => summary.dequantized = true,
-            Work::Plain { .. } => {
-                let p = &job.outputs[0];
-                if p.shape.len() >= 2 && p.name.ends_with("weight") {
-                    let module = p.name.strip_suffix(".weight").unwrap_or(&p.name);
-                    summary.unquantized.push(module.to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-    summary
 }
 
 /// The index of a sharded output: every output tensor mapped to its shard.
@@ -534,29 +295,33 @@ fn run_job(
         Work::Quantize {
             tensor,
             from,
-            scheme,
+            encoding,
+            transposed,
+            input_scale,
         } => {
             let t = model.entry(*tensor);
-            let outs = job
-                .outputs
-                .iter()
-                .map(|p| shard.at(&p.name))
-                .collect::<Vec<_>>();
+            // The layout's tensors: data, scales, second scale; an input scale goes last.
+            let parts = &job.outputs[..job.outputs.len() - usize::from(input_scale.is_some())];
+            let outs = parts.iter().map(|p| shard.at(&p.name)).collect::<Vec<_>>();
             let outputs = match outs.as_slice() {
                 [Some(a), Some(b)] => Some([*a, *b, *b]),
                 [Some(a), Some(b), Some(c)] => Some([*a, *b, *c]),
                 _ => None,
             };
-            let stats = quant_io::quantize(
-                quant_io::at(model, *tensor),
-                *from,
-                &t.shape,
-                *scheme,
-                &opts.quant,
-                outputs,
-                control,
-            )
-            .map_err(|e| e.about(&t.name))?;
+            let run = if *transposed {
+                quant_io::quantize_transposed
+            } else {
+                quant_io::quantize
+            };
+            let input = quant_io::at(model, *tensor);
+            let stats = run(input, *from, &t.shape, encoding, outputs, control)
+                .map_err(|e| e.about(&t.name))?;
+            if let (Some(s), Some(last)) = (input_scale, job.outputs.last())
+                && let Some(at) = shard.at(&last.name)
+            {
+                at.write(&s.to_le_bytes(), 0)?;
+            }
+            let scheme = encoding.scheme;
             Ok(TensorReport {
                 name: t.name.clone(),
                 shape: t.shape.iter().map(|&d| d as u64).collect(),
@@ -568,10 +333,7 @@ fn run_job(
                 note: String::new(),
                 bytes_in: t.end - t.begin,
                 bytes_out,
-                quant: Some(QuantReport {
-                    scheme: *scheme,
-                    stats,
-                }),
+                quant: Some(QuantReport { scheme, stats }),
             })
         }
         Work::Dequantize { q, to } => {
@@ -580,7 +342,7 @@ fn run_job(
             Ok(TensorReport {
                 name: q.name.clone(),
                 shape: q.shape.iter().map(|&d| d as u64).collect(),
-                from: q.layout.name().to_string(),
+                from: q.scaling.name().to_string(),
                 to: first.dtype.to_string(),
                 target: Some(*to),
                 stats: Some(stats),
@@ -611,10 +373,7 @@ fn run_job(
             })
         }
         Work::Keep { q, note } => {
-            for r in [Some(q.data), Some(q.scales), q.scale_2]
-                .into_iter()
-                .flatten()
-            {
+            for r in q.tensors() {
                 let (files, segment) = copy_segment(model, r, shard, control);
                 if files.output.is_some() {
                     pipeline::run(&segment, &files).map_err(|e| e.about(&model.entry(r).name))?;
@@ -625,8 +384,8 @@ fn run_job(
             Ok(TensorReport {
                 name: q.name.clone(),
                 shape: q.shape.iter().map(|&d| d as u64).collect(),
-                from: q.layout.name().to_string(),
-                to: q.layout.name().to_string(),
+                from: q.scaling.name().to_string(),
+                to: q.scaling.name().to_string(),
                 target: None,
                 stats: None,
                 scale: None,
@@ -667,9 +426,8 @@ fn copy_segment<'a>(
 
 /// Bytes of a quantized weight's tensors in the input.
 fn quantized_bytes(model: &Model, q: &Quantized) -> u64 {
-    [Some(q.data), Some(q.scales), q.scale_2]
+    q.tensors()
         .into_iter()
-        .flatten()
         .map(|r| {
             let e = model.entry(r);
             e.end - e.begin

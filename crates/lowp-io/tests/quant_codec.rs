@@ -11,8 +11,8 @@ use lowp::Rounding;
 use lowp::bulk::random_bits;
 use lowp::{f4e2m1fn, f8e4m3fn};
 use lowp_io::quant::{
-    ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleSearch, Scheme, amax, dequantize,
-    dequantize_f64, nvfp4_tensor_scale, quantize,
+    ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleSearch, ScaleType, Scheme, amax,
+    dequantize, dequantize_f64, nvfp4_tensor_scale, quantize,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -232,6 +232,52 @@ fn ref_scale_inv(amax: f64) -> f32 {
     }
 }
 
+/// The positive finite values of a binary format with `e_bits` exponent and `m_bits` mantissa
+/// bits (IEEE: the all-ones exponent is not finite), ascending.
+fn positive_values(e_bits: u32, m_bits: u32) -> Vec<f64> {
+    let bias = (1 << (e_bits - 1)) - 1;
+    let top = ((1u32 << e_bits) - 1) << m_bits;
+    (1..top)
+        .map(|b| decode_bits(b, e_bits, m_bits, bias))
+        .collect()
+}
+
+/// `num / den` rounded to the nearest of the ascending positive `values` (ties to the even
+/// pattern, i.e. the even index), clamped to the smallest and largest: exact comparisons
+/// only (`v * den` and `(lo + hi) * den` are exact for the 16-bit formats and `den` = 448).
+fn ratio_to_values(num: f64, den: f64, values: &[f64]) -> f64 {
+    let i = values.partition_point(|&v| v * den <= num);
+    if i == 0 {
+        return values[0];
+    }
+    if i == values.len() {
+        return values[i - 1];
+    }
+    let (lo, hi) = (values[i - 1], values[i]);
+    if lo * den == num {
+        return lo;
+    }
+    let (twice, mid) = (2.0 * num, (lo + hi) * den);
+    // Index i - 1 holds pattern i (pattern 0 is zero): the even pattern is at an odd index.
+    if twice < mid || (twice == mid && (i - 1) % 2 == 1) {
+        lo
+    } else {
+        hi
+    }
+}
+
+/// fp8-block's and fp8-channel's scale for a finite amax, rounded to `scale_type`.
+fn ref_fp8_scale(amax: f64, scale_type: ScaleType) -> f32 {
+    if amax == 0.0 {
+        return 0.0;
+    }
+    match scale_type {
+        ScaleType::F32 => ref_scale_inv(amax),
+        ScaleType::Bf16 => ratio_to_values(amax, 448.0, &positive_values(8, 7)) as f32,
+        ScaleType::F16 => ratio_to_values(amax, 448.0, &positive_values(5, 10)) as f32,
+    }
+}
+
 /// nvfp4's scale_2 for a tensor's amax.
 fn ref_tensor_scale(amax: f64) -> f32 {
     if amax == 0.0 {
@@ -258,21 +304,38 @@ struct Reference {
 
 /// Quantizes a whole matrix (all bands, for fp8-block) by the schemes' formulas.
 fn reference(scheme: Scheme, x: &[f64], cols: usize, scale_2: f32) -> Reference {
+    reference_typed(scheme, x, cols, scale_2, ScaleType::F32)
+}
+
+/// [`reference`] with fp8 scales rounded to `scale_type`.
+fn reference_typed(
+    scheme: Scheme,
+    x: &[f64],
+    cols: usize,
+    scale_2: f32,
+    scale_type: ScaleType,
+) -> Reference {
     let rows = x.len() / cols;
     let (e4, e2) = (e4m3_table(), e2m1_table());
     let mut elems = vec![0u8; x.len()];
     let mut scales = Vec::new();
     let (mut clipped, mut blocks) = (0, 0);
     match scheme {
-        Scheme::Fp8Block => {
-            for r0 in (0..rows).step_by(128) {
-                let r1 = (r0 + 128).min(rows);
-                for c0 in (0..cols).step_by(128) {
-                    let c1 = (c0 + 128).min(cols);
+        Scheme::Fp8Block | Scheme::Fp8Channel => {
+            // A block is 128 x 128, or a whole row.
+            let (rb, cb) = if scheme == Scheme::Fp8Block {
+                (128, 128)
+            } else {
+                (1, cols.max(1))
+            };
+            for r0 in (0..rows).step_by(rb) {
+                let r1 = (r0 + rb).min(rows);
+                for c0 in (0..cols).step_by(cb) {
+                    let c1 = (c0 + cb).min(cols);
                     let at = |r: usize, c: usize| r * cols + c;
                     let cells = || (r0..r1).flat_map(move |r| (c0..c1).map(move |c| at(r, c)));
                     let (amax, nonfinite, nan) = scan(cells().map(|i| x[i]));
-                    let s = ref_scale_inv(amax);
+                    let s = ref_fp8_scale(amax, scale_type);
                     for i in cells() {
                         elems[i] = e4.nearest(x[i], s as f64);
                     }
@@ -327,7 +390,7 @@ fn reference(scheme: Scheme, x: &[f64], cols: usize, scale_2: f32) -> Reference 
     // Lay the elements out: a byte each, or two nibbles to a byte (even element low), every
     // row padded with zero nibbles to whole blocks.
     let data = match scheme {
-        Scheme::Fp8Block | Scheme::Mxfp8 => elems,
+        Scheme::Fp8Block | Scheme::Fp8Channel | Scheme::Mxfp8 => elems,
         Scheme::Mxfp4 | Scheme::Nvfp4 => {
             let bc = scheme.block_cols();
             let row_bytes = cols.div_ceil(bc) * bc / 2;
@@ -352,7 +415,7 @@ fn reference(scheme: Scheme, x: &[f64], cols: usize, scale_2: f32) -> Reference 
 fn ref_decode_f32(scheme: Scheme, q: u8, scale: u32, scale_2: f32) -> f32 {
     match scheme {
         // DeepSeek's weight_dequant: x.float() * s.
-        Scheme::Fp8Block => e4m3(q) as f32 * f32::from_bits(scale),
+        Scheme::Fp8Block | Scheme::Fp8Channel => e4m3(q) as f32 * f32::from_bits(scale),
         // ldexp: the element times 2^(s - 127), which is an f32 (2^-127 a subnormal one).
         Scheme::Mxfp8 | Scheme::Mxfp4 => {
             let value = if scheme == Scheme::Mxfp8 {
@@ -377,7 +440,7 @@ fn ref_decode_f32(scheme: Scheme, q: u8, scale: u32, scale_2: f32) -> f32 {
 /// The exact value of element `q` under scale bits.
 fn ref_decode_f64(scheme: Scheme, q: u8, scale: u32, scale_2: f32) -> f64 {
     match scheme {
-        Scheme::Fp8Block => e4m3(q) * f32::from_bits(scale) as f64,
+        Scheme::Fp8Block | Scheme::Fp8Channel => e4m3(q) * f32::from_bits(scale) as f64,
         Scheme::Mxfp8 if scale == 255 => f64::NAN,
         Scheme::Mxfp4 if scale == 255 => f64::NAN,
         Scheme::Mxfp8 => e4m3(q) * pow2(scale as i32 - 127),
@@ -396,7 +459,7 @@ fn element_and_scale(
     c: usize,
 ) -> (u8, u32) {
     let q = match scheme {
-        Scheme::Fp8Block | Scheme::Mxfp8 => data[r * cols + c],
+        Scheme::Fp8Block | Scheme::Fp8Channel | Scheme::Mxfp8 => data[r * cols + c],
         Scheme::Mxfp4 | Scheme::Nvfp4 => {
             (data[r * scheme.data_row_bytes(cols) + c / 2] >> (4 * (c % 2))) & 0xf
         }
@@ -406,6 +469,7 @@ fn element_and_scale(
             let i = (r / 128) * scheme.scale_row_bytes(cols) + 4 * (c / 128);
             u32::from_le_bytes(scales[i..i + 4].try_into().unwrap())
         }
+        Scheme::Fp8Channel => u32::from_le_bytes(scales[4 * r..4 * r + 4].try_into().unwrap()),
         _ => scales[r * scheme.scale_row_bytes(cols) + c / scheme.block_cols()] as u32,
     };
     (q, s)
@@ -510,7 +574,8 @@ fn blocks_of(scheme: Scheme, rows: usize, cols: usize) -> Vec<Vec<usize>> {
         let bc = scheme.block_cols();
         for r in 0..rows {
             for c0 in (0..cols).step_by(bc) {
-                blocks.push((c0..(c0 + bc).min(cols)).map(|c| r * cols + c).collect());
+                let c1 = c0.saturating_add(bc).min(cols);
+                blocks.push((c0..c1).map(|c| r * cols + c).collect());
             }
         }
     }
@@ -721,6 +786,59 @@ fn random_f64_matrices_match_the_reference() {
 }
 
 #[test]
+fn fp8_scales_rounded_to_bf16_and_f16_match_the_reference() {
+    // compressed-tensors keeps FP8 scales in the model's dtype: the scale is chosen in that
+    // type (nearest to amax / 448, clamped to its range), the elements divided by it exactly.
+    let mut rng = Rng(12);
+    for scale_type in [ScaleType::Bf16, ScaleType::F16] {
+        for scheme in [Scheme::Fp8Block, Scheme::Fp8Channel] {
+            let opts = QuantOptions {
+                scale_type,
+                ..QuantOptions::default()
+            };
+            for (rows, cols) in [(1, 1), (3, 200), (130, 129)] {
+                for nonfinite in [false, true] {
+                    let x = assorted(&mut rng, rows, cols, 16, nonfinite);
+                    let wide: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+                    let want = reference_typed(scheme, &wide, cols, 0.0, scale_type);
+                    let (data, scales, stats) = codec(scheme, &opts, &x, cols, 0.0, 2);
+                    let what = format!("{scheme} {scale_type:?} {rows}x{cols}");
+                    assert_same_bytes(&format!("{what}: data"), &data, &want.data);
+                    assert_same_bytes(&format!("{what}: scales"), &scales, &want.scales);
+                    assert_eq!(stats.clipped_blocks as usize, want.clipped, "{what}");
+                    // Every finite scale is a value of the type, stored as an f32.
+                    for s in scales
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    {
+                        if s.is_finite() {
+                            let back = match scale_type {
+                                ScaleType::Bf16 => lowp::bf16::from_f32(s).to_f32(),
+                                _ => lowp::f16::from_f32(s).to_f32(),
+                            };
+                            assert_eq!(back.to_bits(), s.to_bits(), "{what}: scale {s}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Beyond the type's range the scale clamps: f16's largest for a huge amax (elements then
+    // saturate), its smallest subnormal for a tiny one.
+    let opts = QuantOptions {
+        scale_type: ScaleType::F16,
+        ..QuantOptions::default()
+    };
+    let (_, scales, stats) = codec(Scheme::Fp8Channel, &opts, &[1e30f32, 1e-30], 1, 0.0, 1);
+    let s: Vec<f32> = scales
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(s, [65504.0, pow2(-24) as f32]);
+    assert_eq!(stats.clipped_blocks, 1);
+}
+
+#[test]
 fn exact_ties_round_to_even() {
     let mut rng = Rng(3);
     let e4: Vec<f64> = e4m3_table().mags.iter().map(|m| m.1).collect();
@@ -740,7 +858,10 @@ fn exact_ties_round_to_even() {
         };
         let mut x = vec![0f32; rows * cols];
         let mut scale_2 = 0.0;
-        let table = if matches!(scheme, Scheme::Fp8Block | Scheme::Mxfp8) {
+        let table = if matches!(
+            scheme,
+            Scheme::Fp8Block | Scheme::Fp8Channel | Scheme::Mxfp8
+        ) {
             &t4
         } else {
             &t2
@@ -749,7 +870,7 @@ fn exact_ties_round_to_even() {
         for (b, block) in blocks_of(scheme, rows, cols).iter().enumerate() {
             let (pin, unit) = match scheme {
                 // scale_inv = 3 * 2^k exactly; ties times it are exact f32s.
-                Scheme::Fp8Block => {
+                Scheme::Fp8Block | Scheme::Fp8Channel => {
                     let unit = 3.0 * pow2(b as i32 % 40 - 20);
                     (448.0 * unit, unit)
                 }
@@ -870,19 +991,20 @@ fn every_element_round_trips_exactly() {
     // of each block enumerating every finite pattern; at two different scales.
     for scheme in Scheme::ALL {
         let (bits, value): (Vec<u8>, fn(u8) -> f64) = match scheme {
-            Scheme::Fp8Block | Scheme::Mxfp8 => {
+            Scheme::Fp8Block | Scheme::Fp8Channel | Scheme::Mxfp8 => {
                 ((0u8..=255).filter(|b| b & 0x7f != 0x7f).collect(), e4m3)
             }
             Scheme::Mxfp4 | Scheme::Nvfp4 => ((0u8..16).collect(), e2m1),
         };
-        let bc = scheme.block_cols();
+        // fp8-channel's block is the whole row: pinning every 128th value pins it all the same.
+        let bc = scheme.block_cols().min(128);
         let per_block = bc - 1;
         for unit_exp in [0, -7] {
             let unit = pow2(unit_exp);
             let nblocks = bits.len().div_ceil(per_block);
             let cols = nblocks * bc;
             let (pin_value, pin_bits, scale_2) = match scheme {
-                Scheme::Fp8Block | Scheme::Mxfp8 => (448.0, 0x7e, 0.0),
+                Scheme::Fp8Block | Scheme::Fp8Channel | Scheme::Mxfp8 => (448.0, 0x7e, 0.0),
                 Scheme::Mxfp4 => (6.0, 0x7, 0.0),
                 // s = 1 when amax = 6 * scale_2; then elements are exact multiples of scale_2.
                 Scheme::Nvfp4 => (6.0, 0x7, unit as f32),
@@ -1136,6 +1258,7 @@ fn stochastic_rounding_is_lowps_and_independent_of_chunking() {
         let opts = |seed| QuantOptions {
             rounding: ElementRounding::Stochastic { seed },
             search: ScaleSearch::Spec,
+            ..QuantOptions::default()
         };
         let (d1, s1, _) = codec(scheme, &opts(42), &x, cols, scale_2, rows);
         for chunk_rows in [1, 5] {
@@ -1164,7 +1287,7 @@ fn stochastic_rounding_is_lowps_and_independent_of_chunking() {
                 let (q, s) = element_and_scale(scheme, &d1, &s1, cols, r, c);
                 // The divisor the scale stands for, exactly.
                 let d = match scheme {
-                    Scheme::Fp8Block => f32::from_bits(s) as f64,
+                    Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(s) as f64,
                     Scheme::Mxfp8 | Scheme::Mxfp4 => pow2(s as i32 - 127),
                     Scheme::Nvfp4 => e4m3(s as u8) * scale_2 as f64,
                 };
@@ -1175,7 +1298,7 @@ fn stochastic_rounding_is_lowps_and_independent_of_chunking() {
                     wide[i] / d
                 };
                 let want = match scheme {
-                    Scheme::Fp8Block | Scheme::Mxfp8 => {
+                    Scheme::Fp8Block | Scheme::Fp8Channel | Scheme::Mxfp8 => {
                         f8e4m3fn::from_f64_round_saturating(quotient, bits).to_bits()
                     }
                     _ => f4e2m1fn::from_f64_round_saturating(quotient, bits).to_bits(),
@@ -1218,6 +1341,7 @@ fn stochastic_rounding_is_unbiased() {
         let opts = QuantOptions {
             rounding: ElementRounding::Stochastic { seed: 2024 },
             search: ScaleSearch::Spec,
+            ..QuantOptions::default()
         };
         let (data, scales, _) = codec(scheme, &opts, &x, cols, scale_2, rows);
         let back = decode_f64(scheme, &data, &scales, cols, scale_2, rows);
@@ -1329,7 +1453,15 @@ fn scheme_names_and_sizes() {
             )
         })
         .collect();
-    assert_eq!(sizes, [(33, 4, 8), (33, 2, 8), (32, 2, 4), (24, 3, 4)]);
+    assert_eq!(
+        sizes,
+        [(33, 4, 8), (33, 4, 8), (33, 2, 8), (32, 2, 4), (24, 3, 4)]
+    );
+    assert_eq!(Scheme::parse("fp8_channel"), Some(Scheme::Fp8Channel));
+    // fp8-channel: every row one block, one f32 scale per row, whatever its length.
+    assert_eq!(Scheme::Fp8Channel.blocks_per_row(1 << 40), 1);
+    assert_eq!(Scheme::Fp8Channel.blocks_per_row(0), 0);
+    assert_eq!(Scheme::Fp8Channel.scale_bytes(130, 300), 130 * 4);
     assert_eq!(Scheme::Fp8Block.scale_bytes(130, 300), 2 * 12);
     assert_eq!(Scheme::Nvfp4.scale_bytes(3, 17), 6);
 }
@@ -1343,7 +1475,10 @@ fn zero_blocks_keep_signed_zeros_and_scale_zero() {
         let signs: Vec<u8> = (0..4)
             .map(|c| element_and_scale(scheme, &data, &scales, 4, 0, c).0)
             .collect();
-        let neg = if matches!(scheme, Scheme::Fp8Block | Scheme::Mxfp8) {
+        let neg = if matches!(
+            scheme,
+            Scheme::Fp8Block | Scheme::Fp8Channel | Scheme::Mxfp8
+        ) {
             0x80
         } else {
             0x8

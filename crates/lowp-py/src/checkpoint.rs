@@ -1,5 +1,6 @@
 //! `lowp.convert`: a checkpoint file stored in another float type, through `lowp_io`.
 
+use lowp_io::layouts::Layout;
 use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::{FloatType, Options, Target};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyUserWarning, PyValueError};
@@ -21,8 +22,15 @@ use std::path::PathBuf;
 ///     left behind.
 /// to: the float type to store: "f32", "f64", "f16", "bf16", "f8e4m3fn" or "f8e5m2" (also
 ///     "bfloat16", "float8_e4m3fn", "F8_E4M3", ...), or a scheme for the weights:
-///     "fp8-block", "mxfp8", "mxfp4", "nvfp4" (see `lowp convert --help` for the layouts).
+///     "fp8-block", "fp8-channel", "mxfp8", "mxfp4", "nvfp4".
 ///     A quantized src stored as a float type is decoded. NumPy files take f16, f32 and f64.
+/// layout: with a scheme, the loader the checkpoint is laid out for: "transformers",
+///     "compressed-tensors" or "modelopt"; None picks transformers' own where it reads the
+///     scheme for the model (fp8-block, mxfp8, gpt-oss's mxfp4), compressed-tensors otherwise
+///     (see `lowp convert --help` for the tensors and configs of each).
+/// activation_amax: with nvfp4 in the modelopt layout, a JSON file mapping each quantized
+///     linear layer's module name to its input amax from calibration: the checkpoint then
+///     quantizes activations too (W4A4). None writes weights only (W4A16_NVFP4).
 /// rest: with a scheme, the float type for the tensors it leaves (None: kept as they are).
 /// rounding: with a scheme, "nearest" or "stochastic" (seeded by seed).
 /// scale_search: with a scheme, "spec" (the scheme's rule) or "mse" (the least squared error
@@ -54,7 +62,7 @@ use std::path::PathBuf;
 /// file that cannot be read or written or is malformed, and KeyboardInterrupt when Ctrl-C
 /// stopped the conversion.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to, only=None, keep=None, saturate=false, fp8_scale="none", rest=None, rounding="nearest", seed=0, scale_search="spec", shard_size=None))]
+#[pyo3(signature = (src, dst, *, to, only=None, keep=None, saturate=false, fp8_scale="none", layout=None, activation_amax=None, rest=None, rounding="nearest", seed=0, scale_search="spec", shard_size=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn convert<'py>(
     py: Python<'py>,
@@ -65,6 +73,8 @@ pub fn convert<'py>(
     keep: Option<Vec<String>>,
     saturate: bool,
     fp8_scale: &str,
+    layout: Option<&str>,
+    activation_amax: Option<PathBuf>,
     rest: Option<&str>,
     rounding: &str,
     seed: u64,
@@ -110,9 +120,25 @@ pub fn convert<'py>(
             to.name()
         )));
     }
+    let layout = layout
+        .map(|l| {
+            Layout::parse(l).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "layout must be one of {}, not '{l}'",
+                    Layout::ALL.map(Layout::name).join(", ")
+                ))
+            })
+        })
+        .transpose()?;
     let opts = Options {
         rest,
-        quant: QuantOptions { rounding, search },
+        quant: QuantOptions {
+            rounding,
+            search,
+            ..QuantOptions::default()
+        },
+        layout,
+        activation_amax,
         shard_size,
         only: only.unwrap_or_default(),
         keep_f32: keep.unwrap_or_default(),

@@ -242,6 +242,10 @@ pub(super) fn run(args: &ConvertFileArgs) -> Result<String, CliError> {
     for (c, case) in cases.iter().enumerate() {
         let mut opts = lowp_io::Options::new(input.clone(), Some(converted.clone()), case.to);
         opts.per_tensor_scale = case.per_tensor;
+        // compressed-tensors holds every scheme, in any number of rows of these columns.
+        if matches!(case.to, Target::Scheme(_)) {
+            opts.layout = Some(lowp_io::layouts::Layout::CompressedTensors);
+        }
         let (mut times, mut out_bytes) = (Vec::new(), 0);
         for run in 0..args.runs {
             if progress {
@@ -386,7 +390,7 @@ mod tests {
     fn fp8_types_get_a_row_per_scaling() {
         use super::{Case, Fp8Scales, every_target};
         let all = every_target();
-        assert_eq!(all.len(), 8);
+        assert_eq!(all.len(), 9);
         let labels = |s| {
             Case::all(&all, s)
                 .into_iter()
@@ -394,15 +398,15 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let both = labels(Fp8Scales::Both);
-        assert_eq!(both.len(), 10);
+        assert_eq!(both.len(), 11);
         assert!(both.contains(&"lowp convert f32→f8e5m2 --fp8-scale per-tensor".to_string()));
-        assert_eq!(labels(Fp8Scales::None).len(), 8);
+        assert_eq!(labels(Fp8Scales::None).len(), 9);
         let scaled = labels(Fp8Scales::PerTensor);
         assert_eq!(
             scaled.iter().filter(|l| l.contains("per-tensor")).count(),
             2
         );
-        assert_eq!(scaled.len(), 8);
+        assert_eq!(scaled.len(), 9);
     }
 
     #[test]

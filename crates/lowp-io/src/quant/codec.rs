@@ -110,14 +110,55 @@ pub enum ScaleSearch {
     Mse,
 }
 
-/// How a chunk is quantized: element rounding and scale choice. The default is the schemes'
-/// own: nearest even, formula scales.
+/// The float type that fp8-block's and fp8-channel's scales are rounded to.
+///
+/// The scale bytes [`quantize`] writes and [`dequantize`] reads stay little-endian f32 in
+/// every case; with `Bf16` or `F16` each of those f32s holds a value of that type, so a layout
+/// that stores the scales in it (compressed-tensors gives a scale the dtype of the model's
+/// weights, and a loader casts whatever the file holds to that dtype) converts them exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ScaleType {
+    /// f32 (DeepSeek-V3, transformers' fine-grained FP8).
+    #[default]
+    F32,
+    /// bfloat16.
+    Bf16,
+    /// IEEE half precision.
+    F16,
+}
+
+impl ScaleType {
+    /// The scale of a block of finite positive `amax` under fp8's rule `amax / 448` times
+    /// `factor` (1 for the rule itself, below 1 for [`ScaleSearch::Mse`]'s candidates),
+    /// rounded to nearest in this type from the f64 quotient, then clamped to the type's
+    /// smallest positive and largest finite value, so that a positive amax never gets scale 0
+    /// nor infinity. Exact by the module's lemma: the f64 quotient cannot land on a tie of
+    /// an f32 (25 bits), bf16 (9) or f16 (12) where the real quotient is not one.
+    fn fp8_scale(self, amax: f64, factor: f64) -> f32 {
+        let q = amax / E4M3_MAX * factor;
+        match self {
+            ScaleType::F32 => (q as f32).clamp(pow2_f32(-149), f32::MAX),
+            ScaleType::Bf16 => lowp::bf16::from_f64(q)
+                .clamp(lowp::bf16::from_bits(1), lowp::bf16::MAX)
+                .to_f32(),
+            ScaleType::F16 => lowp::f16::from_f64(q)
+                .clamp(lowp::f16::from_bits(1), lowp::f16::MAX)
+                .to_f32(),
+        }
+    }
+}
+
+/// How a chunk is quantized: element rounding, scale choice and the type of fp8 scales. The
+/// default is the schemes' own: nearest even, formula scales, f32.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QuantOptions {
     /// How elements round.
     pub rounding: ElementRounding,
     /// How block scales are chosen.
     pub search: ScaleSearch,
+    /// The type fp8-block's and fp8-channel's scales are rounded to (the other schemes'
+    /// scales have their own formats).
+    pub scale_type: ScaleType,
 }
 
 /// What quantizing cost, mergeable across chunks and threads ([`QuantStats::merge`]).
@@ -750,13 +791,6 @@ pub fn nvfp4_tensor_scale(amax: f64) -> f32 {
     ((a / NVFP4_TENSOR_DIVISOR) as f32).clamp(pow2_f32(-149), f32::MAX)
 }
 
-/// fp8-block's `scale_inv = amax / 448` for a block's finite amax, rounded to f32 (exact by
-/// the lemma), never 0 for a positive amax (2^-149 at least) and at most `f32::MAX`.
-#[inline]
-fn fp8_scale_inv(amax: f64) -> f32 {
-    ((amax / E4M3_MAX) as f32).clamp(pow2_f32(-149), f32::MAX)
-}
-
 /// A block's scale: its stored bits and what the elements are divided by.
 #[derive(Clone, Copy, Debug)]
 struct Choice {
@@ -774,18 +808,19 @@ impl Choice {
     };
 }
 
-/// The scale the scheme's formula gives a block of finite amax `amax`.
+/// The scale the scheme's formula gives a block of finite amax `amax` (`scale_type`: the
+/// type of fp8 scales).
 #[inline]
-fn spec_choice<T: Elem>(scheme: Scheme, amax: f64, scale_2: f32) -> Choice {
+fn spec_choice<T: Elem>(scheme: Scheme, amax: f64, scale_2: f32, scale_type: ScaleType) -> Choice {
     match scheme {
-        Scheme::Fp8Block => {
+        Scheme::Fp8Block | Scheme::Fp8Channel => {
             if amax == 0.0 {
                 return Choice {
                     bits: 0,
                     div: Divisor::Zero,
                 };
             }
-            let s = fp8_scale_inv(amax);
+            let s = scale_type.fp8_scale(amax, 1.0);
             Choice {
                 bits: s.to_bits(),
                 div: Divisor::Div(s as f64),
@@ -824,7 +859,7 @@ fn spec_choices<T: Elem>(scheme: Scheme, scans: &[Scan], scale_2: f32, out: &mut
     debug_assert!(scans.len() == out.len() && out.len() <= SEG_BLOCKS);
     if scheme != Scheme::Nvfp4 || scale_2 == 0.0 {
         for (c, scan) in out.iter_mut().zip(scans) {
-            *c = spec_choice::<T>(scheme, scan.amax, scale_2);
+            *c = spec_choice::<T>(scheme, scan.amax, scale_2, ScaleType::F32);
         }
         return;
     }
@@ -878,7 +913,7 @@ const NVFP4_STEPS: [i32; 6] = [1, -1, 2, -2, 3, -3];
 /// How many candidates [`ScaleSearch::Mse`] tries besides the formula's scale.
 fn candidate_count(scheme: Scheme) -> usize {
     match scheme {
-        Scheme::Fp8Block => FP8_BLOCK_FACTORS.len(),
+        Scheme::Fp8Block | Scheme::Fp8Channel => FP8_BLOCK_FACTORS.len(),
         Scheme::Mxfp8 | Scheme::Mxfp4 => 2,
         Scheme::Nvfp4 => NVFP4_STEPS.len(),
     }
@@ -886,11 +921,17 @@ fn candidate_count(scheme: Scheme) -> usize {
 
 /// Candidate `k` (`< candidate_count`) besides `spec` for a block of amax `amax`, or `None`
 /// where the scale format cannot hold it.
-fn candidate(scheme: Scheme, spec: Choice, amax: f64, scale_2: f32, k: usize) -> Option<Choice> {
+fn candidate(
+    scheme: Scheme,
+    spec: Choice,
+    amax: f64,
+    scale_2: f32,
+    scale_type: ScaleType,
+    k: usize,
+) -> Option<Choice> {
     match scheme {
-        Scheme::Fp8Block => {
-            let s =
-                ((amax / E4M3_MAX * FP8_BLOCK_FACTORS[k]) as f32).clamp(pow2_f32(-149), f32::MAX);
+        Scheme::Fp8Block | Scheme::Fp8Channel => {
+            let s = scale_type.fp8_scale(amax, FP8_BLOCK_FACTORS[k]);
             Some(Choice {
                 bits: s.to_bits(),
                 div: Divisor::Div(s as f64),
@@ -1029,8 +1070,8 @@ fn stored_bits(scheme: Scheme, choice: Choice, scan: Scan) -> u32 {
         return choice.bits;
     }
     match scheme {
-        Scheme::Fp8Block if scan.nan => f32::NAN.to_bits(),
-        Scheme::Fp8Block => f32::INFINITY.to_bits(),
+        Scheme::Fp8Block | Scheme::Fp8Channel if scan.nan => f32::NAN.to_bits(),
+        Scheme::Fp8Block | Scheme::Fp8Channel => f32::INFINITY.to_bits(),
         Scheme::Mxfp8 | Scheme::Mxfp4 => 0xff,
         Scheme::Nvfp4 => 0x7f,
     }
@@ -1055,7 +1096,9 @@ fn stored_bits(scheme: Scheme, choice: Choice, scan: Scan) -> u32 {
 /// * fp8-block: `scale_inv = f32(amax / 448)` (little-endian f32), elements `e4m3(x /
 ///   scale_inv)`. A zero block gets scale 0 and elements ±0 (the sign of each zero kept). A
 ///   positive amax whose quotient underflows f32 gets 2^-149, one beyond f32 gets `f32::MAX`
-///   (f64 sources only).
+///   (f64 sources only). With [`QuantOptions::scale_type`] bf16 or f16 the scale is rounded
+///   to that type instead (and clamped to its range), still stored as an f32.
+/// * fp8-channel: the same, with one scale per row.
 /// * mxfp8 / mxfp4: E8M0 `s = clamp(floor(log2(amax)) - emax + 127, 0, 254)` (emax 8 for
 ///   E4M3, 2 for E2M1), elements `e(x / 2^(s - 127))`; a zero block gets `s = 0` and elements
 ///   ±0 (both element formats have -0, which is kept).
@@ -1107,6 +1150,7 @@ pub fn quantize<S: QuantSource>(
         #[inline(always)]
         || match scheme {
             Scheme::Fp8Block => job.band::<S, f8e4m3fn>(src, data, scales),
+            Scheme::Fp8Channel => job.channel::<S, f8e4m3fn>(src, data, scales),
             Scheme::Mxfp8 => job.rowwise::<S, f8e4m3fn>(src, data, scales),
             Scheme::Mxfp4 | Scheme::Nvfp4 => job.rowwise::<S, f4e2m1fn>(src, data, scales),
         },
@@ -1225,7 +1269,9 @@ impl Job {
             let mut cands = [None; SEG_BLOCKS];
             for b in 0..nb {
                 if searched(scans[b], spec[b]) {
-                    cands[b] = candidate(self.scheme, spec[b], scans[b].amax, self.scale_2, k);
+                    let amax = scans[b].amax;
+                    cands[b] =
+                        candidate(self.scheme, spec[b], amax, self.scale_2, ScaleType::F32, k);
                 }
                 // Blocks without a candidate `k` rerun their formula scale, harmlessly.
                 divs[b] = cands[b].map_or(spec[b].div, |c: Choice| c.div);
@@ -1267,28 +1313,14 @@ impl Job {
             let segments = || (0..rows).map(|r| &src[r * cols + c0..][..w]);
             let mut scan = Scan::default();
             segments().for_each(|x| scan.merge(S::scan(x)));
-            let mut choice = spec_choice::<T>(self.scheme, scan.amax, self.scale_2);
-            if self.opts.search == ScaleSearch::Mse && searched(scan, choice) {
-                let mut error_of = |div: Divisor| -> f64 {
-                    segments()
-                        .map(|x| {
-                            work.trial(x, &[div], w);
-                            block_error(x, &work.q[..w], div.step()).1
-                        })
-                        .sum()
-                };
-                let mut best = error_of(choice.div);
-                let spec = choice;
-                for k in 0..candidate_count(self.scheme) {
-                    if let Some(c) = candidate(self.scheme, spec, scan.amax, self.scale_2, k) {
-                        let e = error_of(c.div);
-                        if e < best {
-                            best = e;
-                            choice = c;
-                        }
-                    }
-                }
-            }
+            let choice = self.whole_block_choice::<T>(scan, |div| {
+                segments()
+                    .map(|x| {
+                        work.trial(x, &[div], w);
+                        block_error(x, &work.q[..w], div.step()).1
+                    })
+                    .sum()
+            });
             let bits = stored_bits(self.scheme, choice, scan);
             scales[4 * b..4 * b + 4].copy_from_slice(&bits.to_le_bytes());
             count_block::<T>(&mut stats, scan, choice.div);
@@ -1327,6 +1359,92 @@ impl Job {
                         let q = &work.q[i * stride..][..w];
                         errors.add(&src[at..at + w], q, choice.div.step());
                     }
+                }
+            }
+            errors.into_stats(&mut stats);
+        }
+        stats
+    }
+}
+
+impl Job {
+    /// The scale of a block scanned whole (fp8-block's and fp8-channel's, larger than a
+    /// segment): the formula's, or with [`ScaleSearch::Mse`] the candidate whose nearest-rounded
+    /// elements give the least error, `error_of` measuring a divisor over the whole block.
+    #[inline(always)]
+    fn whole_block_choice<T: Elem>(
+        &self,
+        scan: Scan,
+        mut error_of: impl FnMut(Divisor) -> f64,
+    ) -> Choice {
+        let scale_type = self.opts.scale_type;
+        let mut choice = spec_choice::<T>(self.scheme, scan.amax, self.scale_2, scale_type);
+        if self.opts.search == ScaleSearch::Mse && searched(scan, choice) {
+            let mut best = error_of(choice.div);
+            let spec = choice;
+            for k in 0..candidate_count(self.scheme) {
+                let c = candidate(self.scheme, spec, scan.amax, self.scale_2, scale_type, k);
+                if let Some(c) = c {
+                    let e = error_of(c.div);
+                    if e < best {
+                        best = e;
+                        choice = c;
+                    }
+                }
+            }
+        }
+        choice
+    }
+
+    /// fp8-channel: each row one block, whatever its length: the row's amax over all its
+    /// segments first (and, searching, each candidate's error over the whole row), then its
+    /// segments rounded.
+    #[inline(always)]
+    fn channel<S: QuantSource, T: Elem>(
+        &self,
+        src: &[S],
+        data: &mut [u8],
+        scales: &mut [u8],
+    ) -> QuantStats {
+        let cols = self.cols;
+        let mut stats = QuantStats::default();
+        let mut work = Work::<T>::new();
+        for (r, row) in src.chunks_exact(cols).enumerate() {
+            let mut scan = Scan::default();
+            row.chunks(SEG).for_each(|x| scan.merge(S::scan(x)));
+            let choice = self.whole_block_choice::<T>(scan, |div| {
+                row.chunks(SEG)
+                    .map(|x| {
+                        work.trial(x, &[div], x.len());
+                        block_error(x, &work.q[..x.len()], div.step()).1
+                    })
+                    .sum()
+            });
+            let bits = stored_bits(self.scheme, choice, scan);
+            scales[4 * r..4 * r + 4].copy_from_slice(&bits.to_le_bytes());
+            count_block::<T>(&mut stats, scan, choice.div);
+            let mut errors = Errors::default();
+            for (k, x) in row.chunks(SEG).enumerate() {
+                let (c0, n) = (k * SEG, x.len());
+                let at = r * cols + c0;
+                let first = self.first.wrapping_add(at as u64);
+                let encoded = encode(
+                    x,
+                    &[choice.div],
+                    n,
+                    self.opts.rounding,
+                    first,
+                    &mut work.scratch,
+                    &mut work.elems,
+                    &mut work.q,
+                );
+                T::store(&work.elems[..n], &mut data[at..at + n]);
+                if encoded == Encoded::Elements {
+                    widen(&work.elems, n, &mut work.q);
+                }
+                stats.elements += n as u64;
+                if scan.nonfinite == 0 {
+                    errors.add(x, &work.q[..n], choice.div.step());
                 }
             }
             errors.into_stats(&mut stats);
@@ -1375,7 +1493,7 @@ pub fn dequantize(
     check_bytes(scheme, rows, cols, data.len(), scales.len())?;
     let mul = |bits: u32| -> f32 {
         match scheme {
-            Scheme::Fp8Block => f32::from_bits(bits),
+            Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(bits),
             Scheme::Mxfp8 | Scheme::Mxfp4 if bits == 0xff => f32::NAN,
             Scheme::Mxfp8 | Scheme::Mxfp4 => pow2_f32(bits as i32 - 127),
             Scheme::Nvfp4 => f8e4m3fn::from_bits(bits as u8).to_f32() * tensor_scale,
@@ -1399,7 +1517,7 @@ pub fn dequantize_f64(
     check_bytes(scheme, rows, cols, data.len(), scales.len())?;
     let mul = |bits: u32| -> f64 {
         match scheme {
-            Scheme::Fp8Block => f32::from_bits(bits) as f64,
+            Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(bits) as f64,
             Scheme::Mxfp8 | Scheme::Mxfp4 if bits == 0xff => f64::NAN,
             Scheme::Mxfp8 | Scheme::Mxfp4 => pow2_f64(bits as i32 - 127),
             Scheme::Nvfp4 => f8e4m3fn::from_bits(bits as u8).to_f64() * tensor_scale as f64,
@@ -1424,7 +1542,7 @@ fn decode<D, M: Copy>(
     apply: impl Fn(f32, M) -> D,
 ) -> Result<(), String> {
     match scheme {
-        Scheme::Fp8Block | Scheme::Mxfp8 => {
+        Scheme::Fp8Block | Scheme::Fp8Channel | Scheme::Mxfp8 => {
             decode_rows::<f8e4m3fn, D, M>(scheme, data, scales, cols, rows, dst, mul, apply)
         }
         Scheme::Mxfp4 | Scheme::Nvfp4 => {
@@ -1471,7 +1589,7 @@ fn decode_rows<T: Elem, D, M: Copy>(
             widen(&elems, n, &mut q);
             for (b, (out, q)) in out.chunks_mut(bc).zip(q[..n].chunks(bc)).enumerate() {
                 let i = c0 / bc + b;
-                let bits = if scheme == Scheme::Fp8Block {
+                let bits = if scheme.float_scales() {
                     u32::from_le_bytes([
                         srow[4 * i],
                         srow[4 * i + 1],
@@ -1523,7 +1641,8 @@ mod tests {
                 let mut got = vec![Choice::ZERO; blocks.len()];
                 spec_choices::<f4e2m1fn>(Scheme::Nvfp4, &scans, scale_2, &mut got);
                 for (c, &amax) in got.iter().zip(blocks) {
-                    let want = spec_choice::<f4e2m1fn>(Scheme::Nvfp4, amax, scale_2);
+                    let want =
+                        spec_choice::<f4e2m1fn>(Scheme::Nvfp4, amax, scale_2, ScaleType::F32);
                     assert_eq!(
                         (c.bits, c.div),
                         (want.bits, want.div),
