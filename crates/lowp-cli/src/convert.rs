@@ -33,8 +33,8 @@ pub struct ConvertArgs {
     output: Option<PathBuf>,
 
     /// What to store: a float type (f32, f64, f16, bf16, f8e4m3fn, f8e5m2; also bfloat16,
-    /// F8_E4M3, ...), or a block-quantized scheme for the weights: fp8-block, mxfp8, mxfp4,
-    /// nvfp4. A quantized IN stored as a float type is decoded. With --dry-run, several
+    /// F8_E4M3, ...), or a block-quantized scheme for the weights: fp8-block, fp8-channel,
+    /// mxfp8, mxfp4, nvfp4 (see --layout). A quantized IN stored as a float type is decoded. With --dry-run, several
     /// separated by commas are compared. NumPy files take f16, f32 and f64 only.
     #[arg(long, value_name = "TYPE", value_parser = parse_target, value_delimiter = ',', required = true)]
     to: Vec<Target>,

@@ -664,11 +664,8 @@ fn schemes_are_compared_and_reported() {
         "mxfp4,nvfp4,fp8-channel",
     ]);
     for scheme in ["mxfp4", "nvfp4", "fp8-channel"] {
-        assert!(
-            out.lines()
-                .any(|l| l.starts_with(&format!("{scheme}: 2 weights, 18432 parameters, SQNR "))),
-            "{out}"
-        );
+        let line = format!("{scheme} (compressed-tensors): 2 weights, 18432 parameters, SQNR ");
+        assert!(out.lines().any(|l| l.starts_with(&line)), "{out}");
     }
     // The embedding stays as it is, named for what it is; the layout is said.
     let single = ok(&["convert", "--dry-run", s(&model), "--to", "mxfp4"]);
@@ -679,7 +676,7 @@ fn schemes_are_compared_and_reported() {
     // transformers' fp8 reads whole 128 x 128 blocks only: the 16-row weight stays.
     let fp8 = ok(&["convert", "--dry-run", s(&model), "--to", "fp8-block"]);
     assert!(
-        fp8.contains("fp8-block: 1 weight, 16384 parameters"),
+        fp8.contains("fp8-block (transformers): 1 weight, 16384 parameters"),
         "{fp8}"
     );
     assert!(
@@ -703,6 +700,7 @@ fn schemes_are_compared_and_reported() {
     ]);
     let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(json["quantization"]["scheme"], "nvfp4");
+    assert_eq!(json["quantization"]["layout"], "modelopt");
     assert_eq!(json["command"]["layout"], "modelopt");
     let row = |name: &str| {
         json["tensors"]

@@ -24,6 +24,8 @@ pub(crate) enum Work {
         tensor: TensorRef,
         from: FloatType,
         encoding: Encoding,
+        /// The layout it is written in.
+        layout: Layout,
         /// Whether each matrix is stored transposed (gpt-oss's experts in transformers).
         transposed: bool,
         /// ModelOpt's activation scale of the layer, written as its last output.
@@ -150,6 +152,7 @@ pub(crate) fn plan(
                         scale_dtype: placement_scale_dtype(s.layout, s.scheme, from),
                         second: s.layout.second(),
                     },
+                    layout: s.layout,
                     transposed: placement.transposed,
                     input_scale,
                 },

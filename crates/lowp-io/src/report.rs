@@ -19,6 +19,7 @@
 //! what rounding alone costs when every block is well scaled), `ok` otherwise.
 
 use crate::kernel::FloatType;
+use crate::layouts::Layout;
 use crate::quant::{QuantStats, Scheme};
 use lowp::fit::FitStats;
 use serde_json::{Map, Value, json};
@@ -64,6 +65,8 @@ pub struct TensorReport {
 pub struct QuantReport {
     /// The scheme.
     pub scheme: Scheme,
+    /// The layout the weight is stored in.
+    pub layout: Layout,
     /// The error and clipping figures.
     pub stats: QuantStats,
 }
@@ -354,6 +357,7 @@ impl Report {
             let Some(q) = &t.quant else { continue };
             let s = summary.get_or_insert(QuantSummary {
                 scheme: q.scheme,
+                layout: q.layout,
                 weights: 0,
                 stats: QuantStats::default(),
                 bytes: 0,
@@ -432,6 +436,8 @@ impl Report {
 pub struct QuantSummary {
     /// Their scheme.
     pub scheme: Scheme,
+    /// Their layout.
+    pub layout: Layout,
     /// How many weights were quantized.
     pub weights: usize,
     /// Their statistics, merged.
@@ -446,14 +452,15 @@ impl QuantSummary {
         self.bytes as f64 / self.stats.elements.max(1) as f64
     }
 
-    /// One line: `mxfp4: 12 weights, 1.05e6 parameters, SQNR 17.9 dB, rel. error 0.127, 9.1%
-    /// of blocks clipped, 0.531 bytes/parameter`.
+    /// One line: `mxfp4 (compressed-tensors): 12 weights, 1.05e6 parameters, SQNR 17.9 dB,
+    /// rel. error 0.127, 9.1% of blocks clipped, 0.531 bytes/parameter`.
     pub fn line(&self) -> String {
         let s = &self.stats;
         format!(
-            "{}: {} weight{}, {} parameters, SQNR {} dB, rel. error {}, {} of blocks clipped, {} \
-             bytes/parameter",
+            "{} ({}): {} weight{}, {} parameters, SQNR {} dB, rel. error {}, {} of blocks \
+             clipped, {} bytes/parameter",
             self.scheme.name(),
+            self.layout.name(),
             self.weights,
             if self.weights == 1 { "" } else { "s" },
             s.elements,
@@ -470,6 +477,7 @@ impl QuantSummary {
         let s = &self.stats;
         json!({
             "scheme": self.scheme.name(),
+            "layout": self.layout.name(),
             "weights": self.weights,
             "parameters": s.elements,
             "sqnr_db": number(s.sqnr_db()),

@@ -296,6 +296,7 @@ fn run_job(
             tensor,
             from,
             encoding,
+            layout,
             transposed,
             input_scale,
         } => {
@@ -333,7 +334,11 @@ fn run_job(
                 note: String::new(),
                 bytes_in: t.end - t.begin,
                 bytes_out,
-                quant: Some(QuantReport { scheme, stats }),
+                quant: Some(QuantReport {
+                    scheme,
+                    layout: *layout,
+                    stats,
+                }),
             })
         }
         Work::Dequantize { q, to } => {
