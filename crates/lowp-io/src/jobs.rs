@@ -119,44 +119,9 @@ pub(crate) fn plan(
         let source = source_type(model, r);
         let decision = decisions.get(&key).cloned();
         if let (Some(Ok(role)), Some(from), Some(s)) = (&decision, source, &selection) {
-            let placement = s.layout.placement(s.scheme, &t.name, &t.shape, *role, from);
-            let mut outputs = placement.parts;
-            let module = layouts::module_of(&t.name).to_string();
-            let input_scale = match &amax {
-                Some(map) => {
-                    let (Some(&a), Some(name)) =
-                        (map.get(&module), modelopt::input_scale_name(&t.name))
-                    else {
-                        return Err(Error::invalid(format!(
-                            "--activation-amax gives no amax for '{module}', which nvfp4 \
-                             quantizes: W4A4 needs the input amax of every quantized layer"
-                        )));
-                    };
-                    outputs.push(Part::new(name, Dtype::F32, Vec::new()));
-                    Some(input_scale_of(a))
-                }
-                None => None,
-            };
+            let (job, module) = quantize_job(opts, s, model, r, *role, from, amax.as_ref())?;
             quantized_modules.insert(module);
-            jobs.push(Job {
-                outputs,
-                work: Work::Quantize {
-                    tensor: r,
-                    from,
-                    encoding: Encoding {
-                        scheme: s.scheme,
-                        opts: crate::quant::QuantOptions {
-                            scale_type: s.layout.scale_type(from),
-                            ..opts.quant
-                        },
-                        scale_dtype: placement_scale_dtype(s.layout, s.scheme, from),
-                        second: s.layout.second(),
-                    },
-                    layout: s.layout,
-                    transposed: placement.transposed,
-                    input_scale,
-                },
-            });
+            jobs.push(job);
             continue;
         }
         if let Some(packed) = Packed::of(t.dtype)
@@ -278,16 +243,55 @@ fn decide_all(
     decisions
 }
 
-/// The dtype of the scales of a weight stored as `from` in `layout`.
-fn placement_scale_dtype(layout: Layout, scheme: Scheme, from: FloatType) -> Dtype {
-    if !scheme.float_scales() {
-        return Dtype::U8;
-    }
-    match layout.scale_type(from) {
-        crate::quant::ScaleType::F32 => Dtype::F32,
-        crate::quant::ScaleType::Bf16 => Dtype::BF16,
-        crate::quant::ScaleType::F16 => Dtype::F16,
-    }
+/// The job quantizing the tensor `r` of `model` (of float type `from` and `role`) in the
+/// selection's scheme and layout, and the module it belongs to; with `amax`
+/// (`--activation-amax`), the layer's ModelOpt input scale too.
+fn quantize_job(
+    opts: &Options,
+    s: &Selection<'_>,
+    model: &Model,
+    r: TensorRef,
+    role: Role,
+    from: FloatType,
+    amax: Option<&HashMap<String, f64>>,
+) -> Result<(Job, String), Error> {
+    let t = model.entry(r);
+    let placement = s.layout.placement(s.scheme, &t.name, &t.shape, role, from);
+    let mut outputs = placement.parts;
+    // The scales' dtype: the codec's bytes, or fp8 scales in the weight's own dtype.
+    let scale_dtype = outputs[1].dtype;
+    let module = layouts::module_of(&t.name).to_string();
+    let input_scale = match amax {
+        Some(map) => {
+            let (Some(&a), Some(name)) = (map.get(&module), modelopt::input_scale_name(&t.name))
+            else {
+                return Err(Error::invalid(format!(
+                    "--activation-amax gives no amax for '{module}', which nvfp4 quantizes: \
+                     W4A4 needs the input amax of every quantized layer"
+                )));
+            };
+            outputs.push(Part::new(name, Dtype::F32, Vec::new()));
+            Some(input_scale_of(a))
+        }
+        None => None,
+    };
+    let work = Work::Quantize {
+        tensor: r,
+        from,
+        encoding: Encoding {
+            scheme: s.scheme,
+            opts: crate::quant::QuantOptions {
+                scale_type: s.layout.scale_type(from),
+                ..opts.quant
+            },
+            scale_dtype,
+            second: s.layout.second(),
+        },
+        layout: s.layout,
+        transposed: placement.transposed,
+        input_scale,
+    };
+    Ok((Job { work, outputs }, module))
 }
 
 /// ModelOpt's input scale for an input amax: `amax / (448 * 6)`, rounded to f32.
