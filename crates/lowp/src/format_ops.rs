@@ -139,8 +139,8 @@ impl Format {
         crate::parse::parse_bits(self, s)
     }
 
-    /// `bits` printed as the types' `Display` prints them: the shortest decimal that reads
-    /// back (`0.1`, `65504`, `NaN`, `-inf`, `-0`), honouring width and precision.
+    /// `bits` printed as [`Shortest`](crate::Shortest) prints the value: the shortest decimal
+    /// that reads back (`0.1`, `65500`, `NaN`, `-inf`, `-0`), honouring width and precision.
     ///
     /// ```
     /// use lowp::Format;

@@ -70,16 +70,18 @@
 //!
 //! Arithmetic is computed in f32 (f64 for E8M0) and rounded once, which is correctly rounded for
 //! every format (the `arith` module docs prove it); the math functions are correctly rounded for
-//! every input (computed in f64; the tests prove it input by input). `Display` prints the
-//! shortest decimal that reads back, and parsing rounds the decimal once, directly.
+//! every input (computed in f64; the tests prove it input by input). The formatting traits print
+//! the value's f32, as the `half` crate does; [`shortest`](f16::shortest) prints the shortest
+//! decimal that reads back. Parsing rounds the decimal once, directly.
 //!
 //! ```
 //! use lowp::{bf16, f16, f8e4m3fn};
 //!
 //! let a = f16::from_f32(0.1);
-//! assert_eq!(a.to_string(), "0.1");
-//! assert_eq!(format!("{a:?} {a:e} {a:.6}"), "0.1 1e-1 0.099976");
-//! assert_eq!((a + a).to_string(), "0.2");
+//! assert_eq!(a.to_string(), "0.099975586"); // the f32, as in `half`
+//! assert_eq!(a.shortest().to_string(), "0.1");
+//! assert_eq!(format!("{:?} {:e} {:.6}", a.shortest(), a.shortest(), a), "0.1 1e-1 0.099976");
+//! assert_eq!((a + a).shortest().to_string(), "0.2");
 //! assert_eq!("0.1".parse::<f16>().unwrap(), a);
 //! assert_eq!(f16::from_f32(2.0).sqrt().to_bits(), f16::SQRT_2.to_bits());
 //! assert_eq!(bf16::from_f32(-0.0).next_up(), bf16::MIN_POSITIVE_SUBNORMAL);
@@ -185,6 +187,7 @@ pub mod vec {
 }
 
 pub use convert::{Int, TryFromFloatError, TryFromFloatErrorKind};
+pub use display::Shortest;
 pub use format::Format;
 pub use format_ops::{SliceLengthError, UnknownFormatError};
 pub use parse::{ParseErrorKind, ParseFloatError};
