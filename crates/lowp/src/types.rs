@@ -28,13 +28,10 @@ macro_rules! define_format {
         #[allow(non_camel_case_types)]
         #[repr(transparent)]
         #[derive(Clone, Copy, Default)]
-        // zerocopy's traits (their derives check the layout at compile time); `FromBytes` is
-        // derived per type in the declarations below, not for FP6 and FP4, whose high bits must
-        // stay zero: see `features/zerocopy.rs`.
-        #[cfg_attr(
-            feature = "zerocopy",
-            derive(zerocopy::IntoBytes, zerocopy::Immutable, zerocopy::KnownLayout)
-        )]
+        // zerocopy's traits, always, as `half` has them (their derives check the layout at
+        // compile time); `FromBytes` is derived per type in the declarations below, not for FP6
+        // and FP4, whose high bits must stay zero: see `features/zerocopy.rs`.
+        #[derive(zerocopy::IntoBytes, zerocopy::Immutable, zerocopy::KnownLayout)]
         pub struct $name(pub(crate) $bits);
 
         impl $name {
@@ -411,7 +408,7 @@ define_format!(
     /// signalling (its x86-64 wheels convert in software), setting the lowest bit if no
     /// payload bit survives, so there the two differ. Widening to f32 or f64 keeps the sign and
     /// payload and quiets a signalling NaN (NumPy keeps it signalling).
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f16, u16, formats::F16, to_f32: shift,
     hw_from_f32: (crate::hw::f16_from_f32), hw_from_f64: (crate::hw::f16_from_f64),
     hw_to_f32: (crate::hw::f16_to_f32)
@@ -427,7 +424,7 @@ define_format!(
     /// agree byte for byte. Widening to f32 is a shift that keeps every bit, the payload and a
     /// signalling NaN included, as in ml_dtypes and PyTorch; widening to f64 keeps the sign and
     /// payload and quiets. So a bf16 NaN with a payload does not survive a trip through f32.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     bf16, u16, formats::BF16, to_f32: shift, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
@@ -438,7 +435,7 @@ define_format!(
     ///
     /// A NaN converted in gives the NaN of its sign (0x7F or 0xFF), as in ml_dtypes; each
     /// widens to the canonical quiet NaN of its sign.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f8e4m3fn, u8, formats::F8E4M3FN, to_f32: table,
     hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
@@ -452,7 +449,7 @@ define_format!(
     /// the payload is dropped, as in ml_dtypes. Every NaN pattern (0x7D to 0x7F and their
     /// negatives) widens to the canonical quiet NaN of its sign, payload dropped, as in
     /// ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f8e5m2, u8, formats::F8E5M2, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
@@ -464,7 +461,7 @@ define_format!(
     /// A NaN of either sign converts to 0x80. Having its sign bit set, 0x80 is a negative NaN:
     /// [`is_sign_negative`](Self::is_sign_negative) says so and it widens to -NaN
     /// (0xFFC0_0000 in f32), as in ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f8e4m3fnuz, u8, formats::F8E4M3FNUZ, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
@@ -474,7 +471,7 @@ define_format!(
     /// # NaN
     ///
     /// As in [`f8e4m3fnuz`]: a NaN of either sign converts to 0x80, which widens to -NaN.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f8e5m2fnuz, u8, formats::F8E5M2FNUZ, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
@@ -485,7 +482,7 @@ define_format!(
     /// A NaN converted in gives the canonical quiet NaN with the input's sign (0x7C or 0xFC),
     /// payload dropped; every NaN pattern widens to the canonical quiet NaN of its sign, as in
     /// ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f8e4m3, u8, formats::F8E4M3, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
@@ -496,7 +493,7 @@ define_format!(
     /// A NaN converted in gives the canonical quiet NaN with the input's sign (0x78 or 0xF8),
     /// payload dropped; every NaN pattern widens to the canonical quiet NaN of its sign, as in
     /// ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f8e3m4, u8, formats::F8E3M4, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
@@ -510,7 +507,7 @@ define_format!(
     ///
     /// A NaN of either sign converts to 0xFF, which widens to +NaN (0x7FC0_0000 in f32), as in
     /// ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f8e8m0fnu, u8, formats::F8E8M0FNU, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
 );
 define_format!(
