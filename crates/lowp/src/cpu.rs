@@ -3,8 +3,8 @@
 //! `LOWP_FORCE_PATH` environment variable.
 //!
 //! Everything with a hardware variant asks here: the slice conversions of [`crate::bulk`]
-//! run on [`active_path`]; the scalar `f16` conversions use F16C's `vcvtps2ph`/`vcvtph2ps`
-//! exactly when [`scalar_f16c`] says so (that is, unless `LOWP_FORCE_PATH=portable`); and
+//! run on [`active_path`]; `f16::from_f64` uses F16C's `vcvtps2ph` exactly when
+//! [`scalar_f16c`] says so (that is, unless `LOWP_FORCE_PATH=portable`); and
 //! other crates (`lowp-tensor`'s kernels) ask [`has`] and [`active_path`] rather than
 //! detecting for themselves, so that one variable pins every vector path of the process to
 //! the portable code. Every path gives the same bits as the portable one on every input.
@@ -19,8 +19,8 @@
 //! let path = cpu::active_path();
 //! assert!(path.is_supported());
 //! assert!(Path::Portable.is_supported());
-//! // F16C is one of a vector path's instructions: the scalar f16 conversions use it exactly
-//! // when the process runs a vector path.
+//! // F16C is one of a vector path's instructions: `f16::from_f64` uses it exactly when the
+//! // process runs a vector path.
 //! assert_eq!(cpu::scalar_f16c(), path >= Path::F16c);
 //! ```
 
@@ -122,10 +122,11 @@ fn detect(_: Feature) -> bool {
     false
 }
 
-/// Whether the scalar `f16` conversions (`f16::from_f32`, `from_f64`, `to_f32`) use the F16C
-/// instructions: exactly when [`active_path`] is a vector path (every vector path includes
-/// F16C), so `LOWP_FORCE_PATH=portable` pins them to the software engine too. Both give the
-/// same bits on every input.
+/// Whether `f16::from_f64` uses the F16C instruction `vcvtps2ph`: exactly when [`active_path`]
+/// is a vector path (every vector path includes F16C), so `LOWP_FORCE_PATH=portable` pins it
+/// to the software engine too. Both give the same bits on every input. (`f16::from_f32` and
+/// `to_f32` are a few integer operations on every path, faster than a call to the
+/// instruction.)
 #[inline]
 pub fn scalar_f16c() -> bool {
     active_path() != Path::Portable

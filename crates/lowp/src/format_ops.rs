@@ -112,7 +112,7 @@ impl Format {
 
     /// The exact value of `bits` as an f32 (every value of every format is an f32).
     pub const fn to_f32(&self, bits: u32) -> f32 {
-        f32::from_bits(round::to_f32_bits(self, bits))
+        crate::bits::f32_from_bits(round::to_f32_bits(self, bits))
     }
 
     /// The category of `bits`: NaN, infinite, zero, subnormal or normal.

@@ -94,15 +94,16 @@
 //!
 //! # Hardware
 //!
-//! With the `std` feature on x86, `f16::from_f32`, `f16::from_f64` and `f16::to_f32` use the
-//! F16C instructions when the process runs a vector path ([`cpu`] decides, once, for the whole
-//! process; `LOWP_FORCE_PATH=portable` pins everything to software); they give the same bits
-//! as the software engine on every input, which the tests check exhaustively for f32 inputs and
-//! on tens of millions of f64 inputs (`from_f64` first rounds to odd at f32 precision, so it is
-//! still rounded once). bf16 and the narrower formats have no conversion instruction on these
-//! CPUs: bf16 is a shift one way and the engine's integer fast path the other, faster than the
-//! `half` crate; widening an 8-bit-or-narrower format is a lookup in a table built at compile
-//! time. (A round-to-odd F16C path for E4M3 was measured at 60% of the software engine's
+//! `f16` and `bf16` convert to and from f32 with a few integer operations written for the two
+//! formats, inlined into the caller: faster than a call to the F16C instructions, and faster
+//! than the `half` crate in unoptimized builds and with overflow checks on, where crates run
+//! their tests. With the `std` feature on x86, `f16::from_f64` uses F16C's `vcvtps2ph` when
+//! the process runs a vector path ([`cpu`] decides, once, for the whole process;
+//! `LOWP_FORCE_PATH=portable` pins everything to software); it gives the same bits as the
+//! software engine, which the tests check on tens of millions of inputs (it first rounds to odd
+//! at f32 precision, so it still rounds once). Every conversion is checked against the engine
+//! on all 2^32 f32 inputs. Widening an 8-bit-or-narrower format is a lookup in a table built at
+//! compile time. (A round-to-odd F16C path for E4M3 was measured at 60% of the software engine's
 //! speed, so the engine it is.)
 //!
 //! # Whole slices
@@ -129,6 +130,7 @@
 extern crate alloc;
 
 mod arith;
+mod bits;
 pub mod bulk;
 mod classify;
 mod cmp;
@@ -144,6 +146,7 @@ pub mod hw;
 pub mod math;
 mod parse;
 mod round;
+mod scalar16;
 #[cfg(feature = "serde")]
 pub mod serde;
 mod simd;
