@@ -207,8 +207,16 @@ impl Path {
 
     /// Whether this CPU can run the path: it has every one of [`Path::features`] (detected
     /// once, then cached: one load and a comparison, as the dispatchers ask on every call).
-    /// Without the `std` feature, or off x86, only [`Path::Portable`].
+    /// Without the `std` feature, or off x86, only [`Path::Portable`]; built by a Rust older
+    /// than 1.89, not the AVX-512 paths, and older than 1.94, not [`Path::Avx512Fp16`].
     pub fn is_supported(self) -> bool {
+        // Compiled without the AVX-512 paths (Rust before 1.89; before 1.94 the AVX512-FP16
+        // one; see `build.rs`), the CPU's AVX-512 is not used.
+        if (cfg!(not(lowp_avx512)) && self > Path::F16c)
+            || (cfg!(not(lowp_avx512fp16)) && self == Path::Avx512Fp16)
+        {
+            return false;
+        }
         let needed = self.feature_bits();
         detected() & needed == needed
     }
@@ -347,14 +355,14 @@ static ACTIVE: AtomicU8 = AtomicU8::new(0);
 /// The active path and why the forced one was refused.
 fn choose() -> (Path, Option<ForcedPathError>) {
     #[cfg(feature = "std")]
-    if let Ok(name) = std::env::var(FORCE_PATH_VAR)
-        && !name.trim().is_empty()
-    {
-        return match Path::from_name(&name) {
-            Some(p) if p.is_supported() => (p, None),
-            Some(p) => (Path::best(), Some(ForcedPathError::Unsupported(p))),
-            None => (Path::best(), Some(ForcedPathError::Unknown)),
-        };
+    if let Ok(name) = std::env::var(FORCE_PATH_VAR) {
+        if !name.trim().is_empty() {
+            return match Path::from_name(&name) {
+                Some(p) if p.is_supported() => (p, None),
+                Some(p) => (Path::best(), Some(ForcedPathError::Unsupported(p))),
+                None => (Path::best(), Some(ForcedPathError::Unknown)),
+            };
+        }
     }
     (Path::best(), None)
 }

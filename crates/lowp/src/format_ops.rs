@@ -169,7 +169,8 @@ impl Format {
 
     /// The gap between 1 and the next value, `2^-mantissa_bits` (1 for E8M0).
     pub const fn epsilon(&self) -> f64 {
-        self.to_f64(self.next_up(self.one_bits())) - 1.0
+        // 1 + 2^-mantissa_bits is the next value above 1 in every format (in E8M0, 2).
+        crate::bits::f64_from_bits(((1023 - self.mantissa_bits) as u64) << 52)
     }
 
     /// Rounds `src` to nearest even into `dst`, `storage_bytes()` little-endian bytes per
