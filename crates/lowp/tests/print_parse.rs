@@ -1082,48 +1082,57 @@ fn no_zero_and_no_nan_formats() {
     assert_eq!(e("2.5521177519070385e38"), 0xff); // 1.5 * 2^127 rounds up, past MAX
     assert_eq!(e("inf"), 0xff);
     assert_eq!(
-        format!("{}", f8e8m0fnu::from_bits(0)),
+        format!("{}", Shortest(f8e8m0fnu::from_bits(0))),
         format!("0.{}6", "0".repeat(38))
     );
-    assert_eq!(format!("{:?}", f8e8m0fnu::from_bits(0)), "6e-39");
+    assert_eq!(format!("{:?}", Shortest(f8e8m0fnu::from_bits(0))), "6e-39");
     assert_eq!(
-        format!("{}", f8e8m0fnu::from_bits(0xfe)),
+        format!("{}", Shortest(f8e8m0fnu::from_bits(0xfe))),
         format!("2{}", "0".repeat(38))
     );
-    assert_eq!(format!("{}", f8e8m0fnu::from_bits(0xff)), "NaN");
+    assert_eq!(format!("{}", Shortest(f8e8m0fnu::from_bits(0xff))), "NaN");
     // FP6/FP4 saturate, and print MAX as itself rather than as a larger number.
     assert_eq!("1e10".parse::<f6e3m2fn>().unwrap().to_bits(), 0x1f);
     assert_eq!("-inf".parse::<f4e2m1fn>().unwrap().to_bits(), 0xf);
     assert_eq!("nan".parse::<f4e2m1fn>().unwrap().to_bits(), 0x8);
     assert_eq!("-nan".parse::<f4e2m1fn>().unwrap().to_bits(), 0);
-    assert_eq!(format!("{}", f6e3m2fn::MAX), "28");
-    assert_eq!(format!("{}", f6e2m3fn::MAX), "7.5");
-    assert_eq!(format!("{}", f4e2m1fn::MAX), "6");
+    assert_eq!(format!("{}", Shortest(f6e3m2fn::MAX)), "28");
+    assert_eq!(format!("{}", Shortest(f6e2m3fn::MAX)), "7.5");
+    assert_eq!(format!("{}", Shortest(f4e2m1fn::MAX)), "6");
 }
 
 #[test]
 fn examples() {
-    assert_eq!(format!("{}", f16::from_f64(0.1)), "0.1");
-    assert_eq!(format!("{:e}", f16::from_f64(0.1)), "1e-1");
+    assert_eq!(format!("{}", Shortest(f16::from_f64(0.1))), "0.1");
+    assert_eq!(format!("{:e}", Shortest(f16::from_f64(0.1))), "1e-1");
     assert_eq!(
-        format!("{}", bf16::MAX),
+        format!("{}", Shortest(bf16::MAX)),
         "339000000000000000000000000000000000000"
     );
     // 65500 reads back as 65504 (the interval is (65488, 65520)), so it is the shortest.
-    assert_eq!(format!("{}", f16::MAX), "65500");
-    assert_eq!(format!("{:e}", f16::MAX), "6.55e4");
-    assert_eq!(format!("{:.0}", f16::MAX), "65504");
+    assert_eq!(format!("{}", Shortest(f16::MAX)), "65500");
+    assert_eq!(format!("{:e}", Shortest(f16::MAX)), "6.55e4");
+    assert_eq!(format!("{:.0}", Shortest(f16::MAX)), "65504");
     assert_eq!(
-        format!("{:.1e}", f16::from_f64(std::f64::consts::PI)),
+        format!("{:.1e}", Shortest(f16::from_f64(std::f64::consts::PI))),
         "3.1e0"
     );
-    assert_eq!(format!("{:?}", f16::from_f64(1.0)), "1.0");
-    assert_eq!(format!("{:?}", f16::from_f64(-0.0)), "-0.0");
-    assert_eq!(format!("{}", f16::from_f64(-0.0)), "-0");
-    assert_eq!(format!("{:?}", f16::from_f64(1e-5)), "1e-5");
-    assert_eq!(format!("{:?}", bf16::from_f64(1e20)), "1e20");
-    assert_eq!(format!("{:+08.3}", f16::from_f64(-1.5)), "-001.500");
-    assert_eq!(format!("{:+}", f16::from_f64(f64::INFINITY)), "+inf");
-    assert_eq!(format!("{:>6}", f16::from_f64(f64::NAN)), "   NaN");
-    assert_eq!(format!("{}", f8e4m3fnuz::from_bits(0x80)), "NaN");
+    assert_eq!(format!("{:?}", Shortest(f16::from_f64(1.0))), "1.0");
+    assert_eq!(format!("{:?}", Shortest(f16::from_f64(-0.0))), "-0.0");
+    assert_eq!(format!("{}", Shortest(f16::from_f64(-0.0))), "-0");
+    assert_eq!(format!("{:?}", Shortest(f16::from_f64(1e-5))), "1e-5");
+    assert_eq!(format!("{:?}", Shortest(bf16::from_f64(1e20))), "1e20");
+    assert_eq!(
+        format!("{:+08.3}", Shortest(f16::from_f64(-1.5))),
+        "-001.500"
+    );
+    assert_eq!(
+        format!("{:+}", Shortest(f16::from_f64(f64::INFINITY))),
+        "+inf"
+    );
+    assert_eq!(
+        format!("{:>6}", Shortest(f16::from_f64(f64::NAN))),
+        "   NaN"
+    );
+    assert_eq!(format!("{}", Shortest(f8e4m3fnuz::from_bits(0x80))), "NaN");
 }
