@@ -71,7 +71,7 @@
 //! Arithmetic is computed in f32 (f64 for E8M0) and rounded once, which is correctly rounded for
 //! every format (the `arith` module docs prove it); the math functions are correctly rounded for
 //! every input (computed in f64; the tests prove it input by input). The formatting traits print
-//! the value's f32, as the `half` crate does; [`shortest`](f16::shortest) prints the shortest
+//! the value's f32, as the `half` crate does; [`shortest`](crate::f16::shortest) prints the shortest
 //! decimal that reads back. Parsing rounds the decimal once, directly.
 //!
 //! ```
