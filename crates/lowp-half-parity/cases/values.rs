@@ -45,6 +45,25 @@ fn rounding_from_f32_and_f64() {
 }
 
 #[test]
+fn nan_payloads() {
+    // f16 keeps a NaN's top payload bits and quiets it, in both crates (as F16C does).
+    let x = f32::from_bits(0x7f81_2345);
+    assert_eq!(f16::from_f32(x).to_bits(), 0x7e09);
+    assert_eq!(f16::from_bits(0x7d00).to_f32().to_bits(), 0x7fe0_0000);
+    // bf16: half keeps the top payload bits; lowp gives the canonical quiet NaN of the sign, as
+    // ml_dtypes and TensorFlow do, so that files lowp writes agree with theirs byte for byte.
+    assert_eq!(bf16::from_f32(x).to_bits(), differs(0x7fc1, 0x7fc0));
+    assert_eq!(bf16::from_f32(-x).to_bits(), differs(0xffc1, 0xffc0));
+    // Widening a signalling bf16 NaN: half quiets it; lowp shifts, keeping every bit, as
+    // ml_dtypes and PyTorch widen. A quiet NaN widens alike.
+    assert_eq!(
+        bf16::from_bits(0x7f81).to_f32().to_bits(),
+        differs(0x7fc1_0000, 0x7f81_0000)
+    );
+    assert_eq!(bf16::from_bits(0x7fc1).to_f32().to_bits(), 0x7fc1_0000);
+}
+
+#[test]
 fn widening_is_exact() {
     assert_eq!(f16::MAX.to_f32(), 65504.0);
     assert_eq!(f16::MIN_POSITIVE_SUBNORMAL.to_f64(), 2f64.powi(-24));

@@ -76,12 +76,40 @@ impl Storage {
         unreachable!("every dtype has a storage variant")
     }
 
-    /// Element `i` as the dtype's own `Display` shows it (the shortest decimal that reads
-    /// back, for the lowp formats).
+    /// Element `i` as text: for the lowp formats the shortest decimal that reads back
+    /// ([`lowp::Shortest`]: `0.1` for bf16 0.1, whose own `Display` prints its f32,
+    /// `0.100097656`), for the machine types their `Display`.
     pub fn display(&self, i: usize) -> Option<String> {
-        with_vec!(self, v => v.get(i).map(|x| x.to_string()))
+        with_vec!(self, v => v.get(i).map(Shown::shown))
     }
 }
+
+/// How one element prints in a tensor (see [`Storage::display`]).
+trait Shown {
+    fn shown(&self) -> String;
+}
+
+macro_rules! shown_shortest {
+    ($t:ident) => {
+        impl Shown for lowp::$t {
+            fn shown(&self) -> String {
+                self.shortest().to_string()
+            }
+        }
+    };
+}
+lowp::for_each_format!(shown_shortest);
+
+macro_rules! shown_display {
+    ($($t:ty),*) => {$(
+        impl Shown for $t {
+            fn shown(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+shown_display!(f32, f64, i8, i32, i64, u8, bool);
 
 #[cfg(test)]
 mod tests {

@@ -61,39 +61,26 @@
 //! operations, and every `x` against a spread of `y` covering every exponent and sign for f16 and
 //! bf16, each against an exact reference that rounds once from the exact result.
 
-use crate::LowpFloat;
 use core::iter::{Product, Sum};
 use core::ops::{
     Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
 };
 
-/// One operation in the format's arithmetic type, rounded once: f32, except for E8M0, whose
-/// products and quotients (down to 2^-254) would underflow f32 to a zero it cannot represent;
-/// it computes in f64, where the argument above holds with 53 bits to spare.
-#[inline(always)]
-fn binary<T: LowpFloat>(
-    x: T,
-    y: T,
-    in_f32: impl Fn(f32, f32) -> f32,
-    in_f64: impl Fn(f64, f64) -> f64,
-) -> T {
-    if T::FORMAT.has_zero() {
-        T::from_f32(in_f32(x.to_f32(), y.to_f32()))
-    } else {
-        T::from_f64(in_f64(x.to_f64(), y.to_f64()))
-    }
-}
-
+/// One operation in the format's arithmetic type (`$compute`), rounded once: f32, except for
+/// E8M0, whose products and quotients (down to 2^-254) would underflow f32 to a zero it cannot
+/// represent; it computes in f64, where the argument above holds with 53 bits to spare.
+/// Written out in the operator itself, always inlined, so that an unoptimized build runs it
+/// with no call (the conversions are inlined too).
 macro_rules! binary_op {
-    ($t:ident, $trait:ident, $method:ident, $assign_trait:ident, $assign:ident, $op:tt, $what:literal) => {
+    ($t:ident, $compute:ident, $trait:ident, $method:ident, $assign_trait:ident, $assign:ident, $op:tt, $what:literal) => {
         impl $trait for crate::$t {
             type Output = Self;
-            #[doc = concat!("The ", $what, " computed in f32 and rounded once to nearest even: \
-                correctly rounded (see the `arith` module docs). NaN, infinities and overflow \
-                follow the format's rules for converting from f32.")]
-            #[inline]
+            #[doc = concat!("The ", $what, " computed in ", stringify!($compute), " and rounded \
+                once to nearest even: correctly rounded (see the `arith` module docs). NaN, \
+                infinities and overflow follow the format's rules for converting from f32.")]
+            #[inline(always)]
             fn $method(self, rhs: Self) -> Self {
-                binary(self, rhs, |a, b| a $op b, |a, b| a $op b)
+                binary_op!(@in $compute, self $op rhs)
             }
         }
         impl $trait<&crate::$t> for crate::$t {
@@ -135,15 +122,21 @@ macro_rules! binary_op {
             }
         }
     };
+    (@in f32, $x:ident $op:tt $y:ident) => {
+        Self::from_f32($x.to_f32() $op $y.to_f32())
+    };
+    (@in f64, $x:ident $op:tt $y:ident) => {
+        Self::from_f64($x.to_f64() $op $y.to_f64())
+    };
 }
 
 macro_rules! impl_arith {
-    ($t:ident) => {
-        binary_op!($t, Add, add, AddAssign, add_assign, +, "sum");
-        binary_op!($t, Sub, sub, SubAssign, sub_assign, -, "difference");
-        binary_op!($t, Mul, mul, MulAssign, mul_assign, *, "product");
-        binary_op!($t, Div, div, DivAssign, div_assign, /, "quotient");
-        binary_op!($t, Rem, rem, RemAssign, rem_assign, %,
+    ($t:ident, $variant:ident, $storage:ty, $compute:ident, $($rest:ident),*) => {
+        binary_op!($t, $compute, Add, add, AddAssign, add_assign, +, "sum");
+        binary_op!($t, $compute, Sub, sub, SubAssign, sub_assign, -, "difference");
+        binary_op!($t, $compute, Mul, mul, MulAssign, mul_assign, *, "product");
+        binary_op!($t, $compute, Div, div, DivAssign, div_assign, /, "quotient");
+        binary_op!($t, $compute, Rem, rem, RemAssign, rem_assign, %,
             "remainder of truncated division (like `f32 % f32`, exact)");
 
         impl Sum for crate::$t {
@@ -176,7 +169,7 @@ macro_rules! impl_arith {
     };
 }
 
-crate::for_each_format!(impl_arith);
+crate::for_each_format!(impl_arith, rows);
 
 /// Negation for the signed formats: E8M0 has no sign, so like the unsigned integers it has no
 /// negation.

@@ -69,7 +69,7 @@ fn exact_integer<T: LowpFloat>(x: T, neg: bool, mag: u128) -> Result<T, TryFromF
         return Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange));
     }
     // `value` is an integer below 2^128 whenever it equals the source, so the cast is exact then.
-    if value.abs() as u128 == mag && libm::trunc(value) == value {
+    if libm::fabs(value) as u128 == mag && libm::trunc(value) == value {
         Ok(x)
     } else {
         Err(TryFromFloatError::new(TryFromFloatErrorKind::Inexact))
@@ -105,8 +105,8 @@ fn exact_float<T: LowpFloat>(x: f64, r: T) -> Result<T, TryFromFloatError> {
         return Ok(r);
     }
     let max = T::from_bits_u32(fmt.max_finite_bits()).to_f64();
-    let below_range = !fmt.has_zero() && x.abs() < T::from_bits_u32(0).to_f64();
-    if x.abs() > max || (x < 0.0 && !fmt.signed) || x == 0.0 || below_range {
+    let below_range = !fmt.has_zero() && libm::fabs(x) < T::from_bits_u32(0).to_f64();
+    if libm::fabs(x) > max || (x < 0.0 && !fmt.signed) || x == 0.0 || below_range {
         Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange))
     } else {
         Err(TryFromFloatError::new(TryFromFloatErrorKind::Inexact))

@@ -3,8 +3,8 @@
 //! `LOWP_FORCE_PATH` environment variable.
 //!
 //! Everything with a hardware variant asks here: the slice conversions of [`crate::bulk`]
-//! run on [`active_path`]; the scalar `f16` conversions use F16C's `vcvtps2ph`/`vcvtph2ps`
-//! exactly when [`scalar_f16c`] says so (that is, unless `LOWP_FORCE_PATH=portable`); and
+//! run on [`active_path`]; `f16::from_f64` uses F16C's `vcvtps2ph` exactly when
+//! [`scalar_f16c`] says so (that is, unless `LOWP_FORCE_PATH=portable`); and
 //! other crates (`lowp-tensor`'s kernels) ask [`has`] and [`active_path`] rather than
 //! detecting for themselves, so that one variable pins every vector path of the process to
 //! the portable code. Every path gives the same bits as the portable one on every input.
@@ -19,8 +19,8 @@
 //! let path = cpu::active_path();
 //! assert!(path.is_supported());
 //! assert!(Path::Portable.is_supported());
-//! // F16C is one of a vector path's instructions: the scalar f16 conversions use it exactly
-//! // when the process runs a vector path.
+//! // F16C is one of a vector path's instructions: `f16::from_f64` uses it exactly when the
+//! // process runs a vector path.
 //! assert_eq!(cpu::scalar_f16c(), path >= Path::F16c);
 //! ```
 
@@ -122,10 +122,11 @@ fn detect(_: Feature) -> bool {
     false
 }
 
-/// Whether the scalar `f16` conversions (`f16::from_f32`, `from_f64`, `to_f32`) use the F16C
-/// instructions: exactly when [`active_path`] is a vector path (every vector path includes
-/// F16C), so `LOWP_FORCE_PATH=portable` pins them to the software engine too. Both give the
-/// same bits on every input.
+/// Whether `f16::from_f64` uses the F16C instruction `vcvtps2ph`: exactly when [`active_path`]
+/// is a vector path (every vector path includes F16C), so `LOWP_FORCE_PATH=portable` pins it
+/// to the software engine too. Both give the same bits on every input. (`f16::from_f32` and
+/// `to_f32` are a few integer operations on every path, faster than a call to the
+/// instruction.)
 #[inline]
 pub fn scalar_f16c() -> bool {
     active_path() != Path::Portable
@@ -206,8 +207,16 @@ impl Path {
 
     /// Whether this CPU can run the path: it has every one of [`Path::features`] (detected
     /// once, then cached: one load and a comparison, as the dispatchers ask on every call).
-    /// Without the `std` feature, or off x86, only [`Path::Portable`].
+    /// Without the `std` feature, or off x86, only [`Path::Portable`]; built by a Rust older
+    /// than 1.89, not the AVX-512 paths, and older than 1.94, not [`Path::Avx512Fp16`].
     pub fn is_supported(self) -> bool {
+        // Compiled without the AVX-512 paths (Rust before 1.89; before 1.94 the AVX512-FP16
+        // one; see `build.rs`), the CPU's AVX-512 is not used.
+        if (cfg!(not(lowp_avx512)) && self > Path::F16c)
+            || (cfg!(not(lowp_avx512fp16)) && self == Path::Avx512Fp16)
+        {
+            return false;
+        }
         let needed = self.feature_bits();
         detected() & needed == needed
     }
@@ -346,14 +355,14 @@ static ACTIVE: AtomicU8 = AtomicU8::new(0);
 /// The active path and why the forced one was refused.
 fn choose() -> (Path, Option<ForcedPathError>) {
     #[cfg(feature = "std")]
-    if let Ok(name) = std::env::var(FORCE_PATH_VAR)
-        && !name.trim().is_empty()
-    {
-        return match Path::from_name(&name) {
-            Some(p) if p.is_supported() => (p, None),
-            Some(p) => (Path::best(), Some(ForcedPathError::Unsupported(p))),
-            None => (Path::best(), Some(ForcedPathError::Unknown)),
-        };
+    if let Ok(name) = std::env::var(FORCE_PATH_VAR) {
+        if !name.trim().is_empty() {
+            return match Path::from_name(&name) {
+                Some(p) if p.is_supported() => (p, None),
+                Some(p) => (Path::best(), Some(ForcedPathError::Unsupported(p))),
+                None => (Path::best(), Some(ForcedPathError::Unknown)),
+            };
+        }
     }
     (Path::best(), None)
 }

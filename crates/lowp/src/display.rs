@@ -1,10 +1,22 @@
-//! `Display`, `Debug`, `LowerExp` and `UpperExp`: the shortest decimal that reads back.
+//! `Display`, `Debug`, `LowerExp` and `UpperExp`, and [`Shortest`]: the shortest decimal that
+//! reads back.
 //!
-//! # What is printed
+//! # The formatting traits: the value's f32
 //!
-//! Without a precision, a finite nonzero value prints the decimal with the fewest significant
-//! digits that this crate's `FromStr` rounds back to the same value; among the decimals of that
-//! length, the one nearest to the exact value (an exact tie goes to the even last digit). So
+//! The types print as the `half` crate prints its `f16` and `bf16`, and the `float8` crate its
+//! FP8 types, so that switching from either changes no output: the value is widened to f32
+//! (exactly: every value of every format is an f32) and printed by `f32`'s own trait, with the
+//! formatter's flags for `Display` and `Debug`, and without them for `LowerExp` and `UpperExp`
+//! (`half` and `float8` write `{:e}` of the f32, dropping precision and width). The f16 nearest
+//! to 0.1 prints as `0.099975586`. The ten formats that `half` lacks follow the same rule, so
+//! that every type prints alike.
+//!
+//! # `Shortest`: the shortest decimal that reads back
+//!
+//! [`Shortest`] (made by each type's `shortest` method) prints fewer digits where fewer
+//! identify the value. Without a precision, a finite nonzero value prints the decimal with the
+//! fewest significant digits that this crate's `FromStr` rounds back to the same value; among
+//! the decimals of that length, the one nearest to the exact value (an exact tie goes to the even last digit). So
 //! `f16::from_f64(0.1)`, exactly 0.0999755859375, prints as `0.1`, where printing its f32 would
 //! give `0.099975586`. The notations are those of Rust's `f32`:
 //!
@@ -44,6 +56,7 @@
 //! decimal expansions of `v` and both ends, and the search for the shortest decimal between
 //! them, are in `decimal.rs`.
 
+use crate::LowpFloat;
 use crate::decimal::{self, Decimal};
 use crate::format::Format;
 use crate::round::{self, Decoded, Rounding};
@@ -85,7 +98,7 @@ fn interval(fmt: &Format, mag: u32, sig: u64, exp: i32) -> (End, End) {
     let high_inclusive = if mag == fmt.max_finite_bits() && !fmt.has_nan() {
         // The engine saturates here; with an unbounded exponent a tie would stay only if the
         // significand were even (MAX's is all ones, so it never does).
-        sig.is_multiple_of(2)
+        sig % 2 == 0
     } else {
         rounds_here(high_sig, high_exp)
     };
@@ -230,58 +243,76 @@ pub(crate) fn write_value(
     f.pad_integral(!neg, "", buf.as_str()?)
 }
 
+/// Prints a value as the shortest decimal that reads back as the same value: `0.1` for the
+/// f16 nearest to 0.1, where the standard formatting traits print its f32, `0.099975586`.
+///
+/// The notation follows the trait: `{}` positional (`65500` for `f16::MAX`), `{:?}` as `f32`'s
+/// `Debug` (`1.0`; an exponent below 1e-4 and from 1e16), `{:e}`/`{:E}` scientific (`6.55e4`).
+/// A precision (`{:.3}`) rounds the exact value to that many decimals instead, and width,
+/// fill, alignment, `+` and `0` apply as for `f32`. The module documentation of lowp's
+/// `display.rs` proves that the digits read back. This is what the `lowp` command and the
+/// Python module print; [`Format::display`](crate::Format::display) gives the same for bits
+/// chosen at run time. Made by each type's `shortest` method.
+///
+/// ```
+/// use lowp::{f16, f8e4m3fn};
+///
+/// let x = f16::from_f32(0.1);
+/// assert_eq!(x.to_string(), "0.099975586"); // the f32, as the `half` crate prints it
+/// assert_eq!(x.shortest().to_string(), "0.1");
+/// assert_eq!(format!("{:?} {:e} {:>6}", x.shortest(), f16::MAX.shortest(), x.shortest()),
+///            "0.1 6.55e4    0.1");
+/// assert_eq!(f8e4m3fn::from_f32(0.3).shortest().to_string(), "0.3");
+/// ```
+#[derive(Clone, Copy)]
+pub struct Shortest<T>(pub T);
+
 macro_rules! impl_fmt {
     ($t:ident) => {
+        impl crate::$t {
+            /// The value, printed by every formatting trait as the shortest decimal that reads
+            /// back as it ([`Shortest`](crate::Shortest)): `f16::from_f32(0.1).shortest()`
+            /// prints `0.1`, where the value itself prints its f32, `0.099975586`.
+            #[inline]
+            pub const fn shortest(self) -> Shortest<crate::$t> {
+                Shortest(self)
+            }
+        }
+
         impl fmt::Display for crate::$t {
-            /// The shortest decimal that parses back to this value, positional (`65504`, `0.1`),
-            /// or with a precision the exact value rounded to that many decimals. See the notes
-            /// on the formatting traits of the crate's types: `NaN`, `inf`, `-inf`, `-0`; width,
-            /// fill, alignment, `+` and `0` as for `f32`.
+            /// The value's f32 (exact: every value is one), with the formatter's flags, as the
+            /// `half` and `float8` crates print: `0.099975586` for the f16 nearest to 0.1.
+            /// [`shortest`](crate::$t::shortest) prints the shortest decimal that reads back.
+            #[inline]
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write_value(
-                    &Self::FORMAT,
-                    self.0 as u32,
-                    self.to_f32(),
-                    f,
-                    Style::Display,
-                )
+                fmt::Display::fmt(&self.to_f32(), f)
             }
         }
 
         impl fmt::Debug for crate::$t {
-            /// As `f32`'s `Debug`: the shortest digits, positional with at least one decimal
-            /// (`1.0`) for `1e-4 <= |x| < 1e16` and in exponent form (`1e-5`) otherwise; a
-            /// precision is honoured as in `Display`.
+            /// The value's f32 as `f32`'s `Debug` prints it, with the formatter's flags, as the
+            /// `half` and `float8` crates print.
+            #[inline]
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write_value(&Self::FORMAT, self.0 as u32, self.to_f32(), f, Style::Debug)
+                fmt::Debug::fmt(&self.to_f32(), f)
             }
         }
 
         impl fmt::LowerExp for crate::$t {
-            /// The shortest digits in scientific notation (`6.55e4` for 65504, `1e-1`), or with a
-            /// precision the exact value rounded to that many digits after the point
-            /// (`{:.1e}` of 3.140625 is `3.1e0`).
+            /// The value's f32 in `f32`'s `{:e}` notation (`9.9975586e-2`), as the `half` and
+            /// `float8` crates print it: like them, without the formatter's flags (precision,
+            /// width). [`shortest`](crate::$t::shortest) honours them.
+            #[inline]
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write_value(
-                    &Self::FORMAT,
-                    self.0 as u32,
-                    self.to_f32(),
-                    f,
-                    Style::LowerExp,
-                )
+                write!(f, "{:e}", self.to_f32())
             }
         }
 
         impl fmt::UpperExp for crate::$t {
-            /// As `LowerExp`, with `E` (`6.55E4`).
+            /// As `LowerExp`, with `E`.
+            #[inline]
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write_value(
-                    &Self::FORMAT,
-                    self.0 as u32,
-                    self.to_f32(),
-                    f,
-                    Style::UpperExp,
-                )
+                write!(f, "{:E}", self.to_f32())
             }
         }
     };
@@ -289,20 +320,56 @@ macro_rules! impl_fmt {
 
 crate::for_each_format!(impl_fmt);
 
-/// `{:x}`, `{:X}`, `{:b}` and `{:o}` format a value's bits, as the `half` crate's types do:
-/// `format!("{:x}", f16::ONE)` is `3c00`. Unlike `half`, which ignores them, the width, fill,
-/// `0` and `#` flags apply as they do to the integer (`{:#06x}` is `0x3c00`).
+/// Formats `x` as the shortest decimal, in the notation of `style`.
+fn write_shortest<T: LowpFloat>(x: T, f: &mut fmt::Formatter<'_>, style: Style) -> fmt::Result {
+    write_value(&T::FORMAT, x.to_bits_u32(), x.to_f32(), f, style)
+}
+
+impl<T: LowpFloat> fmt::Display for Shortest<T> {
+    /// The shortest decimal that reads back, positional (`65500` for `f16::MAX`, `0.1`), or
+    /// with a precision the exact value rounded to that many decimals.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_shortest(self.0, f, Style::Display)
+    }
+}
+
+impl<T: LowpFloat> fmt::Debug for Shortest<T> {
+    /// The shortest digits laid out as `f32`'s `Debug` lays out its own: positional with at
+    /// least one decimal (`1.0`) for `1e-4 <= |x| < 1e16`, in exponent form (`1e-5`) otherwise.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_shortest(self.0, f, Style::Debug)
+    }
+}
+
+impl<T: LowpFloat> fmt::LowerExp for Shortest<T> {
+    /// The shortest digits in scientific notation (`6.55e4` for 65504, `1e-1`), or with a
+    /// precision the exact value rounded to that many digits after the point.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_shortest(self.0, f, Style::LowerExp)
+    }
+}
+
+impl<T: LowpFloat> fmt::UpperExp for Shortest<T> {
+    /// As `LowerExp`, with `E` (`6.55E4`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_shortest(self.0, f, Style::UpperExp)
+    }
+}
+
+/// `{:x}`, `{:X}`, `{:b}` and `{:o}` format a value's bits, as the `half` and `float8` crates'
+/// types do: `format!("{:x}", f16::ONE)` is `3c00`. Like theirs, they drop the formatter's flags
+/// (`{:#06x}` is `3c00` too); format [`to_bits`](crate::f16::to_bits) for width, `0` and `#`.
 macro_rules! impl_bits_fmt {
     ($t:ident) => {
-        impl_bits_fmt!(@each $t: LowerHex, UpperHex, Binary, Octal);
+        impl_bits_fmt!(@each $t: LowerHex "{:x}", UpperHex "{:X}", Binary "{:b}", Octal "{:o}");
     };
-    (@each $t:ident: $($trait:ident),*) => {$(
+    (@each $t:ident: $($trait:ident $spec:literal),*) => {$(
         impl fmt::$trait for crate::$t {
-            /// Formats the bits (the integer [`to_bits`](crate::$t::to_bits) returns), with the
-            /// formatter's flags.
+            /// Formats the bits (the integer [`to_bits`](crate::$t::to_bits) returns), without
+            /// the formatter's flags, as the `half` crate does.
             #[inline]
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::$trait::fmt(&self.to_bits(), f)
+                write!(f, $spec, self.to_bits())
             }
         }
     )*};
@@ -380,31 +447,64 @@ mod tests {
 
     #[test]
     fn examples() {
-        check(format_args!("{}", f16::from_f64(0.1)), "0.1");
+        check(format_args!("{}", f16::from_f64(0.1).shortest()), "0.1");
         // 65500 lies between the midpoints 65488 and 65520 around 65504 (as in numpy).
-        check(format_args!("{}", f16::MAX), "65500");
-        check(format_args!("{:e}", f16::MAX), "6.55e4");
-        check(format_args!("{:e}", f16::from_f64(65472.0)), "6.547e4");
-        check(format_args!("{:E}", f16::from_f64(0.1)), "1E-1");
-        check(format_args!("{:?}", f16::ONE), "1.0");
-        check(format_args!("{:?}", f16::MIN_POSITIVE_SUBNORMAL), "6e-8");
+        check(format_args!("{}", f16::MAX.shortest()), "65500");
+        check(format_args!("{:e}", f16::MAX.shortest()), "6.55e4");
         check(
-            format_args!("{}", bf16::MAX),
+            format_args!("{:e}", f16::from_f64(65472.0).shortest()),
+            "6.547e4",
+        );
+        check(format_args!("{:E}", f16::from_f64(0.1).shortest()), "1E-1");
+        check(format_args!("{:?}", f16::ONE.shortest()), "1.0");
+        check(
+            format_args!("{:?}", f16::MIN_POSITIVE_SUBNORMAL.shortest()),
+            "6e-8",
+        );
+        check(
+            format_args!("{}", bf16::MAX.shortest()),
             "339000000000000000000000000000000000000",
         );
         check(
-            format_args!("{:.1e}", f16::from_f64(core::f64::consts::PI)),
+            format_args!("{:.1e}", f16::from_f64(core::f64::consts::PI).shortest()),
             "3.1e0",
         );
+        check(
+            format_args!("{:+08.2}", f16::from_f64(-1.5).shortest()),
+            "-0001.50",
+        );
+        check(
+            format_args!("{:+08}", f16::from_f64(1.5).shortest()),
+            "+00001.5",
+        );
+        check(
+            format_args!("{:<6}|", f16::from_f64(1.5).shortest()),
+            "1.5   |",
+        );
+        // The formatting traits of the types themselves print the f32, as `half` does.
+        check(format_args!("{}", f16::from_f64(0.1)), "0.099975586");
+        check(format_args!("{:?}", bf16::from_f64(0.1)), "0.100097656");
+        check(
+            format_args!("{:.2e}|{:>12e}", f16::from_f64(0.1), f16::ONE),
+            "9.9975586e-2|1e0",
+        );
         check(format_args!("{:+08.2}", f16::from_f64(-1.5)), "-0001.50");
-        check(format_args!("{:+08}", f16::from_f64(1.5)), "+00001.5");
-        check(format_args!("{:<6}|", f16::from_f64(1.5)), "1.5   |");
-        check(format_args!("{}", f6e3m2fn::MAX), "28");
-        check(format_args!("{}", f6e2m3fn::MAX), "7.5");
-        check(format_args!("{}", f8e8m0fnu::from_f64(1024.0)), "1000");
-        check(format_args!("{}", f16::from_f64(-0.0)), "-0");
-        check(format_args!("{:?}", f16::from_f64(-0.0)), "-0.0");
-        check(format_args!("{}", f16::from_f64(f64::NAN)), "NaN");
-        check(format_args!("{}", f16::from_f64(f64::NEG_INFINITY)), "-inf");
+        check(format_args!("{}", f16::MAX), "65504");
+        check(format_args!("{}", f6e3m2fn::MAX.shortest()), "28");
+        check(format_args!("{}", f6e2m3fn::MAX.shortest()), "7.5");
+        check(
+            format_args!("{}", f8e8m0fnu::from_f64(1024.0).shortest()),
+            "1000",
+        );
+        check(format_args!("{}", f16::from_f64(-0.0).shortest()), "-0");
+        check(format_args!("{:?}", f16::from_f64(-0.0).shortest()), "-0.0");
+        check(
+            format_args!("{}", f16::from_f64(f64::NAN).shortest()),
+            "NaN",
+        );
+        check(
+            format_args!("{}", f16::from_f64(f64::NEG_INFINITY).shortest()),
+            "-inf",
+        );
     }
 }

@@ -53,16 +53,19 @@ pub struct Format {
 
 impl Format {
     /// Total storage width in bits (the FP6 and FP4 types store these in the low bits of a byte).
+    #[inline]
     pub const fn total_bits(&self) -> u32 {
         self.signed as u32 + self.exponent_bits + self.mantissa_bits
     }
 
     /// Precision in bits, counting the implicit leading bit.
+    #[inline]
     pub const fn precision(&self) -> u32 {
         self.mantissa_bits + 1
     }
 
     /// The sign bit as a mask (0 for unsigned formats).
+    #[inline]
     pub const fn sign_mask(&self) -> u32 {
         if self.signed {
             1 << (self.exponent_bits + self.mantissa_bits)
@@ -72,41 +75,49 @@ impl Format {
     }
 
     /// Mask of the exponent and mantissa fields together.
+    #[inline]
     pub const fn magnitude_mask(&self) -> u32 {
         (1 << (self.exponent_bits + self.mantissa_bits)) - 1
     }
 
     /// Mask of all bits a value may use.
+    #[inline]
     pub const fn bits_mask(&self) -> u32 {
         self.sign_mask() | self.magnitude_mask()
     }
 
     /// Mask of the mantissa field.
+    #[inline]
     pub const fn mantissa_mask(&self) -> u32 {
         (1 << self.mantissa_bits) - 1
     }
 
     /// Whether the format has ±infinity.
+    #[inline]
     pub const fn has_infinity(&self) -> bool {
         matches!(self.nan, NanEncoding::Ieee)
     }
 
     /// Whether the format has a NaN.
+    #[inline]
     pub const fn has_nan(&self) -> bool {
         !matches!(self.nan, NanEncoding::None)
     }
 
     /// Whether the format can represent zero.
+    #[inline]
     pub const fn has_zero(&self) -> bool {
         self.subnormals
     }
 
     /// Whether `-0` exists as a value distinct (in bits) from `+0`.
+    #[inline]
     pub const fn has_negative_zero(&self) -> bool {
         self.signed && self.has_zero() && !matches!(self.nan, NanEncoding::NegativeZero)
     }
 
     /// Unbiased exponent of the smallest normal binade.
+    #[inline]
     pub const fn min_exponent(&self) -> i32 {
         if self.subnormals {
             1 - self.bias
@@ -117,11 +128,13 @@ impl Format {
 
     /// Exponent of the quantum (unit in the last place) of the smallest binade: the smallest
     /// positive value is `2^min_quantum_exponent()`.
+    #[inline]
     pub const fn min_quantum_exponent(&self) -> i32 {
         self.min_exponent() - self.mantissa_bits as i32
     }
 
     /// Bits of the largest finite magnitude.
+    #[inline]
     pub const fn max_finite_bits(&self) -> u32 {
         let all = self.magnitude_mask();
         match self.nan {
@@ -132,11 +145,13 @@ impl Format {
     }
 
     /// Unbiased exponent of the largest finite value.
+    #[inline]
     pub const fn max_exponent(&self) -> i32 {
         (self.max_finite_bits() >> self.mantissa_bits) as i32 - self.bias
     }
 
     /// The bits of positive infinity, if the format has infinities.
+    #[inline]
     pub const fn infinity_bits(&self) -> Option<u32> {
         if self.has_infinity() {
             Some(self.magnitude_mask() & !self.mantissa_mask())
@@ -146,6 +161,7 @@ impl Format {
     }
 
     /// The canonical (quiet, positive where the sign is free) NaN pattern, if the format has NaN.
+    #[inline]
     pub const fn nan_bits(&self) -> Option<u32> {
         match self.nan {
             NanEncoding::None => None,
@@ -167,6 +183,7 @@ impl Format {
     /// AVX512-FP16 instructions and NumPy's float16 do, and f32, the engine's widening target.
     /// bf16 and the FP8 formats get their canonical NaN with the source's sign instead, as
     /// ml_dtypes gives them, so that files written by lowp and by Python agree byte for byte.
+    #[inline]
     pub(crate) const fn keeps_nan_payload(&self) -> bool {
         matches!(self.nan, NanEncoding::Ieee) && self.mantissa_bits >= 10
     }
@@ -174,11 +191,13 @@ impl Format {
     /// Whether a NaN of this format carries its payload into f32 and f64 when widened: f16 and
     /// bf16 (f32's top half, whose widening is a shift) do, as in NumPy and ml_dtypes; the
     /// FP8 formats' NaNs widen to the canonical NaN of their sign, as in ml_dtypes.
+    #[inline]
     pub(crate) const fn widens_nan_payload(&self) -> bool {
         matches!(self.nan, NanEncoding::Ieee) && self.mantissa_bits >= 7
     }
 
     /// Bits of the smallest positive value (the smallest subnormal; E8M0: 2^-127).
+    #[inline]
     pub const fn min_positive_subnormal_bits(&self) -> u32 {
         if self.subnormals { 1 } else { 0 }
     }
@@ -186,6 +205,7 @@ impl Format {
     /// Bits of the largest subnormal value (all mantissa bits set, exponent field zero); in a
     /// format without subnormals (E8M0), its smallest value, as for
     /// [`Format::min_positive_subnormal_bits`].
+    #[inline]
     pub const fn max_subnormal_bits(&self) -> u32 {
         if self.subnormals {
             (1 << self.mantissa_bits) - 1
@@ -195,6 +215,7 @@ impl Format {
     }
 
     /// Bits of the smallest positive normal value.
+    #[inline]
     pub const fn min_positive_normal_bits(&self) -> u32 {
         if self.subnormals {
             1 << self.mantissa_bits
@@ -204,11 +225,13 @@ impl Format {
     }
 
     /// Bits of 1.0.
+    #[inline]
     pub const fn one_bits(&self) -> u32 {
         (self.bias as u32) << self.mantissa_bits
     }
 
     /// Whether `bits` (only the low [`Format::total_bits`] bits are looked at) is a NaN.
+    #[inline]
     pub const fn is_nan_bits(&self, bits: u32) -> bool {
         let bits = bits & self.bits_mask();
         let mag = bits & self.magnitude_mask();
@@ -221,6 +244,7 @@ impl Format {
     }
 
     /// Whether `bits` is ±infinity.
+    #[inline]
     pub const fn is_infinite_bits(&self, bits: u32) -> bool {
         match self.infinity_bits() {
             Some(inf) => bits & self.magnitude_mask() == inf,
@@ -229,6 +253,7 @@ impl Format {
     }
 
     /// Whether `bits` has its sign bit set (false for unsigned formats).
+    #[inline]
     pub const fn is_sign_negative_bits(&self, bits: u32) -> bool {
         bits & self.sign_mask() != 0
     }
@@ -237,22 +262,26 @@ impl Format {
 impl Format {
     /// Decimal digits that survive a round trip through the format: `floor((p - 1) * log10 2)`,
     /// as Rust's `f32::DIGITS`.
+    #[inline]
     pub const fn digits(&self) -> u32 {
         // 30103/100000 is log10(2) to 5 digits; exact enough for any precision below 1000 bits.
         self.mantissa_bits * 30103 / 100000
     }
 
     /// Rust's `MIN_EXP`: one more than the exponent of the smallest normal value.
+    #[inline]
     pub const fn min_exp(&self) -> i32 {
         self.min_exponent() + 1
     }
 
     /// Rust's `MAX_EXP`: one more than the exponent of the largest finite value.
+    #[inline]
     pub const fn max_exp(&self) -> i32 {
         self.max_exponent() + 1
     }
 
     /// Rust's `MIN_10_EXP`: the smallest `k` with `10^k` at or above the smallest normal value.
+    #[inline]
     pub const fn min_10_exp(&self) -> i32 {
         let emin = self.min_exponent();
         if emin >= 0 {
@@ -263,6 +292,7 @@ impl Format {
     }
 
     /// Rust's `MAX_10_EXP`: `floor(log10(MAX))`.
+    #[inline]
     pub const fn max_10_exp(&self) -> i32 {
         let max = self.max_finite_bits();
         let sig = (max & self.mantissa_mask()) as u128 | 1 << self.mantissa_bits;

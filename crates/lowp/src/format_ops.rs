@@ -112,7 +112,7 @@ impl Format {
 
     /// The exact value of `bits` as an f32 (every value of every format is an f32).
     pub const fn to_f32(&self, bits: u32) -> f32 {
-        f32::from_bits(round::to_f32_bits(self, bits))
+        crate::bits::f32_from_bits(round::to_f32_bits(self, bits))
     }
 
     /// The category of `bits`: NaN, infinite, zero, subnormal or normal.
@@ -139,8 +139,8 @@ impl Format {
         crate::parse::parse_bits(self, s)
     }
 
-    /// `bits` printed as the types' `Display` prints them: the shortest decimal that reads
-    /// back (`0.1`, `65504`, `NaN`, `-inf`, `-0`), honouring width and precision.
+    /// `bits` printed as [`Shortest`](crate::Shortest) prints the value: the shortest decimal
+    /// that reads back (`0.1`, `65500`, `NaN`, `-inf`, `-0`), honouring width and precision.
     ///
     /// ```
     /// use lowp::Format;
@@ -169,7 +169,8 @@ impl Format {
 
     /// The gap between 1 and the next value, `2^-mantissa_bits` (1 for E8M0).
     pub const fn epsilon(&self) -> f64 {
-        self.to_f64(self.next_up(self.one_bits())) - 1.0
+        // 1 + 2^-mantissa_bits is the next value above 1 in every format (in E8M0, 2).
+        crate::bits::f64_from_bits(((1023 - self.mantissa_bits) as u64) << 52)
     }
 
     /// Rounds `src` to nearest even into `dst`, `storage_bytes()` little-endian bytes per

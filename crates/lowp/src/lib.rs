@@ -70,16 +70,18 @@
 //!
 //! Arithmetic is computed in f32 (f64 for E8M0) and rounded once, which is correctly rounded for
 //! every format (the `arith` module docs prove it); the math functions are correctly rounded for
-//! every input (computed in f64; the tests prove it input by input). `Display` prints the
-//! shortest decimal that reads back, and parsing rounds the decimal once, directly.
+//! every input (computed in f64; the tests prove it input by input). The formatting traits print
+//! the value's f32, as the `half` crate does; [`shortest`](crate::f16::shortest) prints the shortest
+//! decimal that reads back. Parsing rounds the decimal once, directly.
 //!
 //! ```
 //! use lowp::{bf16, f16, f8e4m3fn};
 //!
 //! let a = f16::from_f32(0.1);
-//! assert_eq!(a.to_string(), "0.1");
-//! assert_eq!(format!("{a:?} {a:e} {a:.6}"), "0.1 1e-1 0.099976");
-//! assert_eq!((a + a).to_string(), "0.2");
+//! assert_eq!(a.to_string(), "0.099975586"); // the f32, as in `half`
+//! assert_eq!(a.shortest().to_string(), "0.1");
+//! assert_eq!(format!("{:?} {:e} {:.6}", a.shortest(), a.shortest(), a), "0.1 1e-1 0.099976");
+//! assert_eq!((a + a).shortest().to_string(), "0.2");
 //! assert_eq!("0.1".parse::<f16>().unwrap(), a);
 //! assert_eq!(f16::from_f32(2.0).sqrt().to_bits(), f16::SQRT_2.to_bits());
 //! assert_eq!(bf16::from_f32(-0.0).next_up(), bf16::MIN_POSITIVE_SUBNORMAL);
@@ -92,15 +94,16 @@
 //!
 //! # Hardware
 //!
-//! With the `std` feature on x86, `f16::from_f32`, `f16::from_f64` and `f16::to_f32` use the
-//! F16C instructions when the process runs a vector path ([`cpu`] decides, once, for the whole
-//! process; `LOWP_FORCE_PATH=portable` pins everything to software); they give the same bits
-//! as the software engine on every input, which the tests check exhaustively for f32 inputs and
-//! on tens of millions of f64 inputs (`from_f64` first rounds to odd at f32 precision, so it is
-//! still rounded once). bf16 and the narrower formats have no conversion instruction on these
-//! CPUs: bf16 is a shift one way and the engine's integer fast path the other, faster than the
-//! `half` crate; widening an 8-bit-or-narrower format is a lookup in a table built at compile
-//! time. (A round-to-odd F16C path for E4M3 was measured at 60% of the software engine's
+//! `f16` and `bf16` convert to and from f32 with a few integer operations written for the two
+//! formats, inlined into the caller: faster than a call to the F16C instructions, and faster
+//! than the `half` crate in unoptimized builds and with overflow checks on, where crates run
+//! their tests. With the `std` feature on x86, `f16::from_f64` uses F16C's `vcvtps2ph` when
+//! the process runs a vector path ([`cpu`] decides, once, for the whole process;
+//! `LOWP_FORCE_PATH=portable` pins everything to software); it gives the same bits as the
+//! software engine, which the tests check on tens of millions of inputs (it first rounds to odd
+//! at f32 precision, so it still rounds once). Every conversion is checked against the engine
+//! on all 2^32 f32 inputs. Widening an 8-bit-or-narrower format is a lookup in a table built at
+//! compile time. (A round-to-odd F16C path for E4M3 was measured at 60% of the software engine's
 //! speed, so the engine it is.)
 //!
 //! # Whole slices
@@ -127,6 +130,7 @@
 extern crate alloc;
 
 mod arith;
+mod bits;
 pub mod bulk;
 mod classify;
 mod cmp;
@@ -142,6 +146,7 @@ pub mod hw;
 pub mod math;
 mod parse;
 mod round;
+mod scalar16;
 #[cfg(feature = "serde")]
 pub mod serde;
 mod simd;
@@ -185,6 +190,7 @@ pub mod vec {
 }
 
 pub use convert::{Int, TryFromFloatError, TryFromFloatErrorKind};
+pub use display::Shortest;
 pub use format::Format;
 pub use format_ops::{SliceLengthError, UnknownFormatError};
 pub use parse::{ParseErrorKind, ParseFloatError};

@@ -70,7 +70,8 @@ use core::fmt;
 ///
 /// let x: f16 = "0.1".parse().unwrap();
 /// assert_eq!(x.to_f32(), 0.099975586);
-/// assert_eq!(format!("{x} {x:e} {x:?} {x:.5}"), "0.1 1e-1 0.1 0.09998");
+/// let s = x.shortest();
+/// assert_eq!(format!("{s} {s:e} {s:?} {s:.5}"), "0.1 1e-1 0.1 0.09998");
 ///
 /// assert_eq!("".parse::<f16>().unwrap_err().kind(), ParseErrorKind::Empty);
 /// assert_eq!(" 1".parse::<f16>().unwrap_err().kind(), ParseErrorKind::Invalid);

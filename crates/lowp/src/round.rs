@@ -125,7 +125,7 @@ const fn left_aligned_payload(fmt: &Format, mag: u32) -> u64 {
 /// Takes an f64 apart exactly.
 #[inline(always)]
 pub(crate) const fn decode_f64(x: f64) -> Decoded {
-    let bits = x.to_bits();
+    let bits = crate::bits::f64_to_bits(x);
     let neg = bits >> 63 != 0;
     let field = ((bits >> 52) & 0x7ff) as i32;
     let frac = bits & ((1 << 52) - 1);
@@ -152,7 +152,7 @@ pub(crate) const fn decode_f64(x: f64) -> Decoded {
 /// Takes an f32 apart exactly.
 #[inline(always)]
 pub(crate) const fn decode_f32(x: f32) -> Decoded {
-    decode(&crate::format::F32, x.to_bits())
+    decode(&crate::format::F32, crate::bits::f32_to_bits(x))
 }
 
 /// Builds the f64 holding a decoded value exactly. Every value of every format of this crate,
@@ -169,7 +169,7 @@ pub(crate) const fn to_f64_exact(v: Decoded) -> f64 {
             (neg as u64) << 63 | ((exp + top + 1023) as u64) << 52 | frac
         }
     };
-    f64::from_bits(bits)
+    crate::bits::f64_from_bits(bits)
 }
 
 /// Rounds a decoded value into `fmt`; returns the bits of the result.
@@ -517,7 +517,12 @@ pub(crate) const fn nearest_even_from_bits(
 /// Round-to-nearest-even (or saturating) conversion of an f32: fast path, then the engine.
 #[inline(always)]
 pub(crate) const fn from_f32_nearest(fmt: &Format, x: f32, saturate: bool) -> u32 {
-    match nearest_even_from_bits(fmt, F32_LAYOUT, x.to_bits() as u64, saturate) {
+    match nearest_even_from_bits(
+        fmt,
+        F32_LAYOUT,
+        crate::bits::f32_to_bits(x) as u64,
+        saturate,
+    ) {
         Some(b) => b,
         None => encode(fmt, decode_f32(x), Rounding::NearestEven, saturate),
     }
@@ -526,7 +531,7 @@ pub(crate) const fn from_f32_nearest(fmt: &Format, x: f32, saturate: bool) -> u3
 /// Round-to-nearest-even (or saturating) conversion of an f64: fast path, then the engine.
 #[inline(always)]
 pub(crate) const fn from_f64_nearest(fmt: &Format, x: f64, saturate: bool) -> u32 {
-    match nearest_even_from_bits(fmt, F64_LAYOUT, x.to_bits(), saturate) {
+    match nearest_even_from_bits(fmt, F64_LAYOUT, crate::bits::f64_to_bits(x), saturate) {
         Some(b) => b,
         None => encode(fmt, decode_f64(x), Rounding::NearestEven, saturate),
     }

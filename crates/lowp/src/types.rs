@@ -19,22 +19,18 @@ macro_rules! define_format {
     (
         $(#[$doc:meta])*
         $name:ident, $bits:ty, $fmt:expr,
-        to_f32: $to_f32:ident,
-        hw_from_f32: $hw_from:tt,
-        hw_from_f64: $hw_from64:tt,
-        hw_to_f32: $hw_to:tt
+        to_f32: $to_f32:tt,
+        from_f32: $from_f32:tt,
+        hw_from_f64: $hw_from64:tt
     ) => {
         $(#[$doc])*
         #[allow(non_camel_case_types)]
         #[repr(transparent)]
         #[derive(Clone, Copy, Default)]
-        // zerocopy's traits (their derives check the layout at compile time); `FromBytes` is
-        // derived per type in the declarations below, not for FP6 and FP4, whose high bits must
-        // stay zero: see `features/zerocopy.rs`.
-        #[cfg_attr(
-            feature = "zerocopy",
-            derive(zerocopy::IntoBytes, zerocopy::Immutable, zerocopy::KnownLayout)
-        )]
+        // zerocopy's traits, always, as `half` has them (their derives check the layout at
+        // compile time); `FromBytes` is derived per type in the declarations below, not for FP6
+        // and FP4, whose high bits must stay zero: see `features/zerocopy.rs`.
+        #[derive(zerocopy::IntoBytes, zerocopy::Immutable, zerocopy::KnownLayout)]
         pub struct $name(pub(crate) $bits);
 
         impl $name {
@@ -43,13 +39,14 @@ macro_rules! define_format {
 
             /// The value with the given bit pattern. Bits above the format's width (FP6, FP4)
             /// are ignored, so every `u8` maps to a value.
-            #[inline]
+            #[inline(always)]
             pub const fn from_bits(bits: $bits) -> Self {
-                Self(bits & Self::FORMAT.bits_mask() as $bits)
+                // A constant, so that no build computes it per call.
+                Self(bits & const { Self::FORMAT.bits_mask() as $bits })
             }
 
             /// The bit pattern of the value (unused high bits are zero).
-            #[inline]
+            #[inline(always)]
             pub const fn to_bits(self) -> $bits {
                 self.0
             }
@@ -96,7 +93,7 @@ macro_rules! define_format {
             /// as the type's "NaN" section says.
             #[inline]
             pub const fn from_f32_const(x: f32) -> Self {
-                Self(round::from_f32_nearest(&Self::FORMAT, x, false) as $bits)
+                define_format!(@from_f32 $from_f32, x)
             }
 
             /// Rounds an f64 to nearest, ties to even, directly from the f64 (no double
@@ -110,7 +107,7 @@ macro_rules! define_format {
             /// [`Self::to_f32`], NaN included (see the type's "NaN" section).
             #[inline]
             pub const fn to_f32_const(self) -> f32 {
-                f32::from_bits(round::to_f32_bits(&Self::FORMAT, self.0 as u32))
+                define_format!(@to_f32_const $to_f32, self)
             }
 
             /// The exact f64 value (usable in constants); a NaN keeps its sign, is quiet, and
@@ -120,13 +117,12 @@ macro_rules! define_format {
                 round::to_f64_exact(round::decode(&Self::FORMAT, self.0 as u32))
             }
 
-            /// Rounds an f32 to nearest, ties to even, using the CPU's conversion instruction
-            /// where there is one (see the crate docs). Overflow gives infinity where the format
+            /// Rounds an f32 to nearest, ties to even. Overflow gives infinity where the format
             /// has it, else NaN, else ±MAX (FP6, FP4); NaN gives NaN, whose sign and payload
             /// the type's "NaN" section gives (FP6, FP4: a zero of the opposite sign).
-            #[inline]
+            #[inline(always)]
             pub fn from_f32(x: f32) -> Self {
-                define_format!(@from_f32 $hw_from, x)
+                define_format!(@from_f32 $from_f32, x)
             }
 
             /// Rounds an f64 to nearest, ties to even, directly (no double rounding through
@@ -142,9 +138,9 @@ macro_rules! define_format {
             /// The exact f32 value. A NaN keeps its sign (FNUZ's one NaN is negative, E8M0's
             /// positive) and, in f16 and bf16, its payload; it is quiet, except that bf16
             /// widens by a shift, keeping a signalling NaN. See the type's "NaN" section.
-            #[inline]
+            #[inline(always)]
             pub fn to_f32(self) -> f32 {
-                define_format!(@to_f32 $hw_to, $to_f32, $fmt, self)
+                define_format!(@to_f32 $to_f32, $fmt, self)
             }
 
             /// The exact f64 value (via the exact f32, which holds every value of every format);
@@ -339,14 +335,12 @@ macro_rules! define_format {
         impl crate::traits::sealed::Sealed for $name {}
     };
 
-    (@from_f32 none, $x:ident) => {
-        Self::from_f32_const($x)
+    // From f32: the engine, or a function written for the format (`scalar16`).
+    (@from_f32 engine, $x:ident) => {
+        Self(round::from_f32_nearest(&Self::FORMAT, $x, false) as _)
     };
-    (@from_f32 ($hw:path), $x:ident) => {
-        match $hw($x) {
-            Some(bits) => Self(bits),
-            None => Self::from_f32_const($x),
-        }
+    (@from_f32 ($fast:path), $x:ident) => {
+        Self($fast(crate::bits::f32_to_bits($x)))
     };
     (@from_f64 none, $x:ident) => {
         Self::from_f64_const($x)
@@ -357,20 +351,22 @@ macro_rules! define_format {
             None => Self::from_f64_const($x),
         }
     };
-    (@to_f32 none, shift, $fmt:expr, $self:ident) => {
-        $self.to_f32_const()
+    // To f32: the engine, a table of every value (the 8-bit and narrower formats), or a
+    // function written for the format (`scalar16`).
+    (@to_f32_const ($fast:path), $self:ident) => {
+        crate::bits::f32_from_bits($fast($self.0))
     };
-    (@to_f32 none, table, $fmt:expr, $self:ident) => {{
+    (@to_f32_const $kind:ident, $self:ident) => {
+        crate::bits::f32_from_bits(round::to_f32_bits(&Self::FORMAT, $self.0 as u32))
+    };
+    (@to_f32 ($fast:path), $fmt:expr, $self:ident) => {
+        crate::bits::f32_from_bits($fast($self.0))
+    };
+    (@to_f32 table, $fmt:expr, $self:ident) => {{
         // One load beats any arithmetic for 256 or fewer values.
         static TABLE: [u32; 1 << $fmt.total_bits()] = round::widening_table(&$fmt);
         f32::from_bits(TABLE[$self.0 as usize & (TABLE.len() - 1)])
     }};
-    (@to_f32 ($hw:path), $kind:ident, $fmt:expr, $self:ident) => {
-        match $hw($self.0) {
-            Some(x) => x,
-            None => define_format!(@to_f32 none, $kind, $fmt, $self),
-        }
-    };
 
     (@modes $bits:ty: $(
         $f32:ident, $f32s:ident, $f64:ident, $f64s:ident, $mode:ident, $what:literal
@@ -411,10 +407,9 @@ define_format!(
     /// signalling (its x86-64 wheels convert in software), setting the lowest bit if no
     /// payload bit survives, so there the two differ. Widening to f32 or f64 keeps the sign and
     /// payload and quiets a signalling NaN (NumPy keeps it signalling).
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
-    f16, u16, formats::F16, to_f32: shift,
-    hw_from_f32: (crate::hw::f16_from_f32), hw_from_f64: (crate::hw::f16_from_f64),
-    hw_to_f32: (crate::hw::f16_to_f32)
+    #[derive(zerocopy::FromBytes)]
+    f16, u16, formats::F16, to_f32: (crate::scalar16::f16_to_f32_bits),
+    from_f32: (crate::scalar16::f16_from_f32_bits), hw_from_f64: (crate::hw::f16_from_f64)
 );
 define_format!(
     /// bfloat16: 1 sign, 8 exponent, 7 mantissa bits, bias 127 (the top half of an f32); ±infinity,
@@ -427,8 +422,9 @@ define_format!(
     /// agree byte for byte. Widening to f32 is a shift that keeps every bit, the payload and a
     /// signalling NaN included, as in ml_dtypes and PyTorch; widening to f64 keeps the sign and
     /// payload and quiets. So a bf16 NaN with a payload does not survive a trip through f32.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
-    bf16, u16, formats::BF16, to_f32: shift, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    #[derive(zerocopy::FromBytes)]
+    bf16, u16, formats::BF16, to_f32: (crate::scalar16::bf16_to_f32_bits),
+    from_f32: (crate::scalar16::bf16_from_f32_bits), hw_from_f64: none
 );
 define_format!(
     /// OCP FP8 E4M3 ("fn": finite and NaN): 1-4-3, bias 7; no infinities, NaN is S.1111.111,
@@ -438,9 +434,9 @@ define_format!(
     ///
     /// A NaN converted in gives the NaN of its sign (0x7F or 0xFF), as in ml_dtypes; each
     /// widens to the canonical quiet NaN of its sign.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
+    #[derive(zerocopy::FromBytes)]
     f8e4m3fn, u8, formats::F8E4M3FN, to_f32: table,
-    hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// OCP FP8 E5M2: 1-5-2, bias 15, IEEE-like with ±infinity and NaN; max 57344, smallest
@@ -452,8 +448,8 @@ define_format!(
     /// the payload is dropped, as in ml_dtypes. Every NaN pattern (0x7D to 0x7F and their
     /// negatives) widens to the canonical quiet NaN of its sign, payload dropped, as in
     /// ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
-    f8e5m2, u8, formats::F8E5M2, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    #[derive(zerocopy::FromBytes)]
+    f8e5m2, u8, formats::F8E5M2, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// FP8 E4M3 FNUZ (AMD/Graphcore): 1-4-3, bias 8; no infinities, no negative zero, the only
@@ -464,8 +460,8 @@ define_format!(
     /// A NaN of either sign converts to 0x80. Having its sign bit set, 0x80 is a negative NaN:
     /// [`is_sign_negative`](Self::is_sign_negative) says so and it widens to -NaN
     /// (0xFFC0_0000 in f32), as in ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
-    f8e4m3fnuz, u8, formats::F8E4M3FNUZ, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    #[derive(zerocopy::FromBytes)]
+    f8e4m3fnuz, u8, formats::F8E4M3FNUZ, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// FP8 E5M2 FNUZ (AMD/Graphcore): 1-5-2, bias 16; no infinities, no negative zero, the only
@@ -474,8 +470,8 @@ define_format!(
     /// # NaN
     ///
     /// As in [`f8e4m3fnuz`]: a NaN of either sign converts to 0x80, which widens to -NaN.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
-    f8e5m2fnuz, u8, formats::F8E5M2FNUZ, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    #[derive(zerocopy::FromBytes)]
+    f8e5m2fnuz, u8, formats::F8E5M2FNUZ, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// IEEE-like FP8 E4M3: 1-4-3, bias 7, with ±infinity and NaN; max 240.
@@ -485,8 +481,8 @@ define_format!(
     /// A NaN converted in gives the canonical quiet NaN with the input's sign (0x7C or 0xFC),
     /// payload dropped; every NaN pattern widens to the canonical quiet NaN of its sign, as in
     /// ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
-    f8e4m3, u8, formats::F8E4M3, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    #[derive(zerocopy::FromBytes)]
+    f8e4m3, u8, formats::F8E4M3, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// IEEE-like FP8 E3M4: 1-3-4, bias 3, with ±infinity and NaN; max 15.5.
@@ -496,8 +492,8 @@ define_format!(
     /// A NaN converted in gives the canonical quiet NaN with the input's sign (0x78 or 0xF8),
     /// payload dropped; every NaN pattern widens to the canonical quiet NaN of its sign, as in
     /// ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
-    f8e3m4, u8, formats::F8E3M4, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    #[derive(zerocopy::FromBytes)]
+    f8e3m4, u8, formats::F8E3M4, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// OCP MX scale E8M0: 8 exponent bits, no sign, no mantissa, bias 127: the powers of two
@@ -510,8 +506,8 @@ define_format!(
     ///
     /// A NaN of either sign converts to 0xFF, which widens to +NaN (0x7FC0_0000 in f32), as in
     /// ml_dtypes.
-    #[cfg_attr(feature = "zerocopy", derive(zerocopy::FromBytes))]
-    f8e8m0fnu, u8, formats::F8E8M0FNU, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    #[derive(zerocopy::FromBytes)]
+    f8e8m0fnu, u8, formats::F8E8M0FNU, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// OCP MX FP6 E2M3: 1-2-3, bias 1, finite only (max 7.5), stored in the low 6 bits of a
@@ -525,7 +521,7 @@ define_format!(
     /// is the -0 pattern, negated for a negative NaN), and matching it makes files written by
     /// lowp and by Python agree byte for byte. Which zero comes out is seldom meaningful: the
     /// sign of a NaN is the CPU's choice (x86 makes 0/0 a negative NaN, ARM a positive one).
-    f6e2m3fn, u8, formats::F6E2M3FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    f6e2m3fn, u8, formats::F6E2M3FN, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// OCP MX FP6 E3M2: 1-3-2, bias 3, finite only (max 28), stored in the low 6 bits of a
@@ -535,7 +531,7 @@ define_format!(
     ///
     /// There is no NaN: as in [`f6e2m3fn`], a NaN converts to a zero of the opposite sign
     /// (+NaN to -0, bits 0x20; -NaN to +0), as ml_dtypes gives it.
-    f6e3m2fn, u8, formats::F6E3M2FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    f6e3m2fn, u8, formats::F6E3M2FN, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 define_format!(
     /// OCP MX FP4 E2M1: 1-2-1, bias 1, finite only (the values 0, 0.5, 1, 1.5, 2, 3, 4, 6 and
@@ -545,7 +541,7 @@ define_format!(
     ///
     /// There is no NaN: as in [`f6e2m3fn`], a NaN converts to a zero of the opposite sign
     /// (+NaN to -0, bits 0x8; -NaN to +0), as ml_dtypes gives it.
-    f4e2m1fn, u8, formats::F4E2M1FN, to_f32: table, hw_from_f32: none, hw_from_f64: none, hw_to_f32: none
+    f4e2m1fn, u8, formats::F4E2M1FN, to_f32: table, from_f32: engine, hw_from_f64: none
 );
 
 /// Expands code for every number type of the crate: the one list of formats that every other
@@ -635,6 +631,15 @@ macro_rules! for_each_format {
     };
 }
 
+/// The bits of a constant the format has (`Option::unwrap`, which is `const` only from Rust
+/// 1.83).
+const fn present(bits: Option<u32>) -> u32 {
+    match bits {
+        Some(b) => b,
+        None => panic!("the format has no such value"),
+    }
+}
+
 /// The constants that only some formats have, chosen by the format's row of
 /// [`for_each_format!`]: infinities where there are any, NaN where there is one, zero where
 /// the format has one (all but E8M0), -0 and -1 where it is signed (no -0 in FNUZ).
@@ -648,10 +653,10 @@ macro_rules! special_constants {
     (@infinity $t:ident ieee) => {
         impl $t {
             /// Positive infinity.
-            pub const INFINITY: Self = Self(Self::FORMAT.infinity_bits().unwrap() as _);
+            pub const INFINITY: Self = Self(present(Self::FORMAT.infinity_bits()) as _);
             /// Negative infinity.
             pub const NEG_INFINITY: Self =
-                Self((Self::FORMAT.sign_mask() | Self::FORMAT.infinity_bits().unwrap()) as _);
+                Self((Self::FORMAT.sign_mask() | present(Self::FORMAT.infinity_bits())) as _);
         }
     };
     (@infinity $t:ident $values:ident) => {};
@@ -659,7 +664,7 @@ macro_rules! special_constants {
     (@nan $t:ident $values:ident) => {
         impl $t {
             /// The canonical quiet NaN.
-            pub const NAN: Self = Self(Self::FORMAT.nan_bits().unwrap() as _);
+            pub const NAN: Self = Self(present(Self::FORMAT.nan_bits()) as _);
         }
     };
     // E8M0, the one unsigned format, has no zero either.

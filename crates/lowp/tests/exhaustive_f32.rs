@@ -363,8 +363,8 @@ fn announce_paths() {
                 .collect()
         };
         let line = format!(
-            "exhaustive_f32: vector paths exercised: {:?}; not on this machine: {:?}; scalar f16 \
-             conversions on {}\n",
+            "exhaustive_f32: vector paths exercised: {:?}; not on this machine: {:?}; \
+             f16::from_f64 on {}\n",
             names(true),
             names(false),
             if lowp::cpu::scalar_f16c() {
@@ -396,8 +396,8 @@ fn check<T: LowpFloat>() {
         .filter(|&p| p != Path::Portable)
         .map(|p| p.name())
         .collect();
-    let scalar = if lowp::cpu::scalar_f16c() && name == "f16" {
-        "F16C"
+    let scalar = if name == "f16" || name == "bf16" {
+        "the code written for the format"
     } else {
         "the software engine"
     };

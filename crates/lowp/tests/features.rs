@@ -558,3 +558,51 @@ mod rand_tests {
         assert!(a.iter().any(|&x| x != a[0]));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Feature names
+
+/// The names of lowp's cargo features, read from its manifest's `[features]` table.
+fn own_feature_names() -> Vec<String> {
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .expect("lowp's Cargo.toml");
+    let table = manifest
+        .split("\n[features]\n")
+        .nth(1)
+        .expect("a [features] table");
+    let table = table.split("\n[").next().unwrap_or(table);
+    table
+        .lines()
+        .filter(|line| !line.starts_with('#') && line.contains(" = "))
+        .map(|line| line.split(" = ").next().unwrap().trim().to_string())
+        .collect()
+}
+
+/// A crate that turns on any feature of `half` 2.7 keeps building when `half` is lowp renamed:
+/// cargo refuses a dependency that asks for a feature the package lacks. These are the names of
+/// half 2.7.1's `[features]` table and of its optional dependencies (each of which is a feature
+/// of its own); `tools/half_dependents` checks the same against half's real manifest.
+#[test]
+fn every_feature_name_of_half_is_a_feature_of_lowp() {
+    let own = own_feature_names();
+    assert!(own.contains(&"rayon".to_string()), "parsed {own:?}");
+    for name in [
+        "alloc",
+        "arbitrary",
+        "bytemuck",
+        "default",
+        "nightly",
+        "num-traits",
+        "rand_distr",
+        "rkyv",
+        "serde",
+        "std",
+        "use-intrinsics",
+        "zerocopy",
+    ] {
+        assert!(
+            own.iter().any(|f| f == name),
+            "half's feature {name} is missing"
+        );
+    }
+}

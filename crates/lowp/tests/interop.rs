@@ -1,4 +1,4 @@
-//! The trait features that make lowp a drop-in for the `half` crate's: `zerocopy`, `rkyv`,
+//! The trait features that make lowp a drop-in for the `half` crate's: `zerocopy` (always on), `rkyv`,
 //! `arbitrary` and `rand_distr`, each module gated on its feature; run them all with
 //! `cargo test -p lowp --all-features --test interop`. Where `half` has the same trait
 //! (`half` is a dev-dependency with these features), the bytes are compared with its.
@@ -32,7 +32,6 @@ fn masked<T: LowpFloat>(bits: u32) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // zerocopy
 
-#[cfg(feature = "zerocopy")]
 mod zerocopy_tests {
     use super::*;
     use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout, TryFromBytes};

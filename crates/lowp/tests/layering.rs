@@ -149,8 +149,11 @@ fn unsafe_is_written_only_in_the_vector_and_hardware_modules() {
             // bytemuck's `Pod`/`Zeroable` are unsafe traits: implementing them is a promise
             // about the layout (each type is `repr(transparent)` over its unsigned bits).
             // `reinterpret_cast` and `reinterpret_into` (half's) rest on the same promise.
+            // `bits.rs` transmutes floats to their bits where `to_bits` is not `const` (before
+            // Rust 1.83) and would be a call (unoptimized builds).
             let is_layout_promise = file.ends_with("lowp/src/features/bytemuck.rs")
-                || file.ends_with("lowp/src/bulk/reinterpret.rs");
+                || file.ends_with("lowp/src/bulk/reinterpret.rs")
+                || file.ends_with("lowp/src/bits.rs");
             // lowp's conversion kernels and F16C, lowp-tensor's kernel loops; lowp-py's
             // memory handler, which NumPy's C API calls.
             let is_ffi = file.ends_with("lowp-py/src/ffi.rs");

@@ -299,7 +299,7 @@ fn expect(ty: &Ty, want: Ideal) -> Want {
     if mag.is_infinite() || overflows(ty, mag) {
         return infinity(fmt, neg);
     }
-    if !near && let Some(b) = ty.bits_of(v) {
+    if let (false, Some(b)) = (near, ty.bits_of(v)) {
         return Want::Bits(b);
     }
     let min = (ty.to_f64)(fmt.min_positive_subnormal_bits());

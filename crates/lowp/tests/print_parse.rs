@@ -7,18 +7,17 @@
 //! documented: up). It answers "overflow" separately from "MAX", so that saturation in FP6/FP4
 //! does not count as reading back (see `display.rs`).
 //!
-//! Every bit pattern of every format is printed with `{}`, `{:e}`, `{:E}` and `{:?}`, and each
-//! output must parse back to the same bits, be shortest (neither decimal with one digit fewer
+//! Every bit pattern of every format is printed by [`Shortest`] with `{}`, `{:e}`, `{:E}` and
+//! `{:?}`, and each output must parse back to the same bits, be shortest (neither decimal with one digit fewer
 //! nearest to the value reads back), and be the nearest of its length. Parsing is checked on
 //! every midpoint of every format, written exactly and nudged up and down by a tiny amount, on
 //! random long strings and on edge cases.
 
 use lowp::{
-    LowpFloat, ParseErrorKind, ParseFloatError, bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3,
-    f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, f8e8m0fnu, f16,
+    LowpFloat, ParseErrorKind, ParseFloatError, Shortest, bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn,
+    f8e3m4, f8e4m3, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, f8e8m0fnu, f16,
 };
 use std::cmp::Ordering;
-use std::fmt::{Debug, Display, LowerExp, UpperExp};
 use std::str::FromStr;
 
 // ---------------------------------------------------------------------------------------------
@@ -464,14 +463,8 @@ impl Table {
 // Checking one format.
 // ---------------------------------------------------------------------------------------------
 
-trait Printable:
-    LowpFloat + Display + Debug + LowerExp + UpperExp + FromStr<Err = ParseFloatError>
-{
-}
-impl<T: LowpFloat + Display + Debug + LowerExp + UpperExp + FromStr<Err = ParseFloatError>>
-    Printable for T
-{
-}
+trait Printable: LowpFloat + FromStr<Err = ParseFloatError> {}
+impl<T: LowpFloat + FromStr<Err = ParseFloatError>> Printable for T {}
 
 struct Checker<T> {
     table: Table,
@@ -535,10 +528,11 @@ impl<T: Printable> Checker<T> {
         let count = 1u32 << T::FORMAT.total_bits();
         for bits in 0..count {
             let x = (self.from_bits)(bits);
-            let display = format!("{x}");
-            let lower = format!("{x:e}");
-            let upper = format!("{x:E}");
-            let debug = format!("{x:?}");
+            let s = Shortest(x);
+            let display = format!("{s}");
+            let lower = format!("{s:e}");
+            let upper = format!("{s:E}");
+            let debug = format!("{s:?}");
             for s in [&display, &lower, &upper, &debug] {
                 self.check_reads_back(x, s);
             }
@@ -656,16 +650,17 @@ impl<T: Printable> Checker<T> {
         if digits.len() > 6 || y.abs() < f32::MIN_POSITIVE {
             return;
         }
+        let s = Shortest(x);
         macro_rules! same {
             ($($f:literal),*) => {$(
-                assert_eq!(format!($f, x), format!($f, y), "{} {}", self.table.name, $f);
+                assert_eq!(format!($f, s), format!($f, y), "{} {}", self.table.name, $f);
             )*};
         }
         same!(
             "{}", "{:e}", "{:E}", "{:+}", "{:>14}", "{:<14}|", "{:^14}|", "{:*^16}", "{:014}",
             "{:+014}", "{:+014e}", "{:>+12E}", "{:1}", "{:-^3}"
         );
-        let ours_exp = format!("{x:?}").contains('e');
+        let ours_exp = format!("{s:?}").contains('e');
         let theirs_exp = format!("{y:?}").contains('e');
         if ours_exp == theirs_exp {
             same!("{:?}", "{:#?}", "{:+016?}", "{:_<20?}");
@@ -678,7 +673,7 @@ impl<T: Printable> Checker<T> {
         let z = x.to_f32();
         macro_rules! same_exact {
             ($($f:literal),*) => {$(
-                assert_eq!(format!($f, x), format!($f, z), "{} {}", self.table.name, $f);
+                assert_eq!(format!($f, s), format!($f, z), "{} {}", self.table.name, $f);
             )*};
         }
         same_exact!(
@@ -1087,48 +1082,57 @@ fn no_zero_and_no_nan_formats() {
     assert_eq!(e("2.5521177519070385e38"), 0xff); // 1.5 * 2^127 rounds up, past MAX
     assert_eq!(e("inf"), 0xff);
     assert_eq!(
-        format!("{}", f8e8m0fnu::from_bits(0)),
+        format!("{}", Shortest(f8e8m0fnu::from_bits(0))),
         format!("0.{}6", "0".repeat(38))
     );
-    assert_eq!(format!("{:?}", f8e8m0fnu::from_bits(0)), "6e-39");
+    assert_eq!(format!("{:?}", Shortest(f8e8m0fnu::from_bits(0))), "6e-39");
     assert_eq!(
-        format!("{}", f8e8m0fnu::from_bits(0xfe)),
+        format!("{}", Shortest(f8e8m0fnu::from_bits(0xfe))),
         format!("2{}", "0".repeat(38))
     );
-    assert_eq!(format!("{}", f8e8m0fnu::from_bits(0xff)), "NaN");
+    assert_eq!(format!("{}", Shortest(f8e8m0fnu::from_bits(0xff))), "NaN");
     // FP6/FP4 saturate, and print MAX as itself rather than as a larger number.
     assert_eq!("1e10".parse::<f6e3m2fn>().unwrap().to_bits(), 0x1f);
     assert_eq!("-inf".parse::<f4e2m1fn>().unwrap().to_bits(), 0xf);
     assert_eq!("nan".parse::<f4e2m1fn>().unwrap().to_bits(), 0x8);
     assert_eq!("-nan".parse::<f4e2m1fn>().unwrap().to_bits(), 0);
-    assert_eq!(format!("{}", f6e3m2fn::MAX), "28");
-    assert_eq!(format!("{}", f6e2m3fn::MAX), "7.5");
-    assert_eq!(format!("{}", f4e2m1fn::MAX), "6");
+    assert_eq!(format!("{}", Shortest(f6e3m2fn::MAX)), "28");
+    assert_eq!(format!("{}", Shortest(f6e2m3fn::MAX)), "7.5");
+    assert_eq!(format!("{}", Shortest(f4e2m1fn::MAX)), "6");
 }
 
 #[test]
 fn examples() {
-    assert_eq!(format!("{}", f16::from_f64(0.1)), "0.1");
-    assert_eq!(format!("{:e}", f16::from_f64(0.1)), "1e-1");
+    assert_eq!(format!("{}", Shortest(f16::from_f64(0.1))), "0.1");
+    assert_eq!(format!("{:e}", Shortest(f16::from_f64(0.1))), "1e-1");
     assert_eq!(
-        format!("{}", bf16::MAX),
+        format!("{}", Shortest(bf16::MAX)),
         "339000000000000000000000000000000000000"
     );
     // 65500 reads back as 65504 (the interval is (65488, 65520)), so it is the shortest.
-    assert_eq!(format!("{}", f16::MAX), "65500");
-    assert_eq!(format!("{:e}", f16::MAX), "6.55e4");
-    assert_eq!(format!("{:.0}", f16::MAX), "65504");
+    assert_eq!(format!("{}", Shortest(f16::MAX)), "65500");
+    assert_eq!(format!("{:e}", Shortest(f16::MAX)), "6.55e4");
+    assert_eq!(format!("{:.0}", Shortest(f16::MAX)), "65504");
     assert_eq!(
-        format!("{:.1e}", f16::from_f64(std::f64::consts::PI)),
+        format!("{:.1e}", Shortest(f16::from_f64(std::f64::consts::PI))),
         "3.1e0"
     );
-    assert_eq!(format!("{:?}", f16::from_f64(1.0)), "1.0");
-    assert_eq!(format!("{:?}", f16::from_f64(-0.0)), "-0.0");
-    assert_eq!(format!("{}", f16::from_f64(-0.0)), "-0");
-    assert_eq!(format!("{:?}", f16::from_f64(1e-5)), "1e-5");
-    assert_eq!(format!("{:?}", bf16::from_f64(1e20)), "1e20");
-    assert_eq!(format!("{:+08.3}", f16::from_f64(-1.5)), "-001.500");
-    assert_eq!(format!("{:+}", f16::from_f64(f64::INFINITY)), "+inf");
-    assert_eq!(format!("{:>6}", f16::from_f64(f64::NAN)), "   NaN");
-    assert_eq!(format!("{}", f8e4m3fnuz::from_bits(0x80)), "NaN");
+    assert_eq!(format!("{:?}", Shortest(f16::from_f64(1.0))), "1.0");
+    assert_eq!(format!("{:?}", Shortest(f16::from_f64(-0.0))), "-0.0");
+    assert_eq!(format!("{}", Shortest(f16::from_f64(-0.0))), "-0");
+    assert_eq!(format!("{:?}", Shortest(f16::from_f64(1e-5))), "1e-5");
+    assert_eq!(format!("{:?}", Shortest(bf16::from_f64(1e20))), "1e20");
+    assert_eq!(
+        format!("{:+08.3}", Shortest(f16::from_f64(-1.5))),
+        "-001.500"
+    );
+    assert_eq!(
+        format!("{:+}", Shortest(f16::from_f64(f64::INFINITY))),
+        "+inf"
+    );
+    assert_eq!(
+        format!("{:>6}", Shortest(f16::from_f64(f64::NAN))),
+        "   NaN"
+    );
+    assert_eq!(format!("{}", Shortest(f8e4m3fnuz::from_bits(0x80))), "NaN");
 }

@@ -3,6 +3,10 @@
 //! format, a sweep over millions of f32 inputs in every mode, and the cases where today's crates
 //! (half 2.7.1, float8 0.7.0, ml_dtypes 0.6.0) are wrong.
 
+// Tests run on the development toolchain; the minimum Rust (`rust-version`) is the
+// library's.
+#![allow(clippy::incompatible_msrv)]
+
 use lowp::{
     LowpFloat, Rounding, bf16, f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e3m4, f8e4m3, f8e4m3fn, f8e4m3fnuz,
     f8e5m2, f8e5m2fnuz, f8e8m0fnu, f16,

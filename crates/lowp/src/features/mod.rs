@@ -1,4 +1,5 @@
-//! Implementations of other crates' traits, each behind the feature of the same name.
+//! Implementations of other crates' traits, each behind the feature of the same name, except
+//! zerocopy's, which are always there, as in `half`.
 
 #[cfg(feature = "arbitrary")]
 mod arbitrary;
@@ -18,5 +19,4 @@ mod rkyv;
 mod serde;
 #[cfg(any(feature = "rand", feature = "rand_distr"))]
 mod uniform;
-#[cfg(feature = "zerocopy")]
 mod zerocopy;

@@ -7,7 +7,7 @@
 //! | `SampleUniform` (`Uniform::new`, `new_inclusive`, `rng.random_range`) | all twelve | the same, over the range |
 //! | `Distribution<T>` for [`StandardNormal`] | all but `f8e8m0fnu` | rand_distr's f64 sample, rounded once to nearest |
 //! | `Distribution<T>` for [`Exp1`] | all twelve | the same |
-//! | `rand::distr::weighted::Weight` (for `WeightedIndex`), with `alloc` | all but `f8e8m0fnu` | the type's `+`; overflow is an error |
+//! | `rand::distr::weighted::Weight` (for `WeightedIndex`) | all but `f8e8m0fnu` | the type's `+`; overflow is an error |
 //!
 //! `rand_distr::Normal<T>`, `Gamma<T>` and the other distributions generic over
 //! `num_traits::Float` work for the types that implement `Float` (with the `num-traits`
@@ -129,7 +129,6 @@ macro_rules! impl_rand_distr {
             }
         }
 
-        #[cfg(feature = "alloc")]
         impl rand_09::distr::weighted::Weight for crate::$t {
             /// `+0`.
             const ZERO: Self = crate::$t::ZERO;

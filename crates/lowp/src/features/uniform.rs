@@ -27,7 +27,7 @@ use crate::round::{self, Rounding};
 
 /// `2^k` as an f64, for `-1022 <= k <= 1023`.
 const fn pow2(k: i32) -> f64 {
-    f64::from_bits(((1023 + k) as u64) << 52)
+    crate::bits::f64_from_bits(((1023 + k) as u64) << 52)
 }
 
 /// A real `U` uniform in `(0, 1)`, as an f64 that rounds like `U` into any format of this crate:

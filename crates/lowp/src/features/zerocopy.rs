@@ -41,10 +41,13 @@
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-/// Compiles only for a type with every trait of the table's first two rows.
+/// Compiles only for a type with every trait of the table's first two rows. (Used only in
+/// `const _` items, which Rust before 1.83 does not count as a use.)
+#[allow(dead_code)]
 const fn all_traits<T: FromBytes + IntoBytes + Immutable + KnownLayout>() {}
 
 /// Compiles only for a type with the traits of the table's first row.
+#[allow(dead_code)]
 const fn byte_view_traits<T: IntoBytes + Immutable + KnownLayout>() {}
 
 /// Checks one type against the table, by its row of `for_each_format!`: `all_bits` types use

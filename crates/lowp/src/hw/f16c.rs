@@ -1,33 +1,16 @@
-//! The x86 F16C instructions (`vcvtps2ph`, `vcvtph2ps`), one value at a time.
+//! The x86 F16C instruction `vcvtps2ph`, one value at a time, for `f16::from_f64`.
 #![allow(unsafe_code)]
 
 #[cfg(target_arch = "x86")]
-use core::arch::x86::{
-    _MM_FROUND_TO_NEAREST_INT, _mm_cvtph_ps, _mm_cvtps_ph, _mm_cvtsi32_si128, _mm_cvtsi128_si32,
-    _mm_cvtss_f32, _mm_set_ss,
-};
+use core::arch::x86::{_MM_FROUND_TO_NEAREST_INT, _mm_cvtps_ph, _mm_cvtsi128_si32, _mm_set_ss};
 #[cfg(target_arch = "x86_64")]
-use core::arch::x86_64::{
-    _MM_FROUND_TO_NEAREST_INT, _mm_cvtph_ps, _mm_cvtps_ph, _mm_cvtsi32_si128, _mm_cvtsi128_si32,
-    _mm_cvtss_f32, _mm_set_ss,
-};
+use core::arch::x86_64::{_MM_FROUND_TO_NEAREST_INT, _mm_cvtps_ph, _mm_cvtsi128_si32, _mm_set_ss};
 
 /// Whether to use F16C: [`crate::cpu`] decides (the CPU has it and the process runs a vector
 /// path), so `LOWP_FORCE_PATH=portable` reaches the scalar conversions too.
 #[inline(always)]
 pub(crate) fn available() -> bool {
     crate::cpu::scalar_f16c()
-}
-
-/// f32 to f16 bits, rounding to nearest even, with `vcvtps2ph`; `None` without F16C.
-#[inline]
-pub(crate) fn f16_from_f32(x: f32) -> Option<u16> {
-    if available() {
-        // SAFETY: the CPU has F16C, checked just above.
-        Some(unsafe { f16_from_f32_f16c(x) })
-    } else {
-        None
-    }
 }
 
 /// f64 to f16 bits, rounding to nearest even, with `vcvtps2ph`; `None` without F16C.
@@ -53,26 +36,10 @@ pub(crate) fn f16_from_f64(x: f64) -> Option<u16> {
     }
 }
 
-/// f16 bits to f32 with `vcvtph2ps`; `None` without F16C.
-#[inline]
-pub(crate) fn f16_to_f32(bits: u16) -> Option<f32> {
-    if available() {
-        // SAFETY: the CPU has F16C, checked just above.
-        Some(unsafe { f16_to_f32_f16c(bits) })
-    } else {
-        None
-    }
-}
-
+/// `vcvtps2ph` of one value. The caller promises the CPU has F16C.
 #[target_feature(enable = "f16c")]
 #[inline]
-fn f16_from_f32_f16c(x: f32) -> u16 {
+unsafe fn f16_from_f32_f16c(x: f32) -> u16 {
     let h = _mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm_set_ss(x));
     _mm_cvtsi128_si32(h) as u16
-}
-
-#[target_feature(enable = "f16c")]
-#[inline]
-fn f16_to_f32_f16c(bits: u16) -> f32 {
-    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32)))
 }

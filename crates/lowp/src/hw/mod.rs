@@ -8,29 +8,21 @@
 mod f16c;
 
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
-pub(crate) use f16c::{f16_from_f32, f16_from_f64, f16_to_f32};
+pub(crate) use f16c::f16_from_f64;
 
 /// Without F16C support compiled in there is nothing to offer.
 #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
 mod fallback {
     #[inline(always)]
-    pub(crate) fn f16_from_f32(_: f32) -> Option<u16> {
-        None
-    }
-    #[inline(always)]
     pub(crate) fn f16_from_f64(_: f64) -> Option<u16> {
-        None
-    }
-    #[inline(always)]
-    pub(crate) fn f16_to_f32(_: u16) -> Option<f32> {
         None
     }
 }
 #[cfg(not(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64"))))]
-pub(crate) use fallback::{f16_from_f32, f16_from_f64, f16_to_f32};
+pub(crate) use fallback::f16_from_f64;
 
-/// Whether the scalar conversions use the F16C instructions in this process: the same
-/// answer as [`crate::cpu::scalar_f16c`], which decides it.
+/// Whether `f16::from_f64` uses the F16C instruction in this process: the same answer as
+/// [`crate::cpu::scalar_f16c`], which decides it.
 pub fn f16c_in_use() -> bool {
     crate::cpu::scalar_f16c()
 }

@@ -154,7 +154,7 @@ fn hypot(a: f64, b: f64) -> f64 {
 fn atan2_bits(fmt: &crate::format::Format, y: f64, x: f64) -> u32 {
     if x > 0.0 && x.is_finite() && y != 0.0 && y.is_finite() {
         let q = y / x;
-        if q.abs() < TINY_QUOTIENT {
+        if libm::fabs(q) < TINY_QUOTIENT {
             if libm::fma(q, x, -y) != 0.0 {
                 return round::from_f64_nearest(fmt, q, false);
             }

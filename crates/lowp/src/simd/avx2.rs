@@ -259,7 +259,7 @@ mod tests {
     }
 
     #[target_feature(enable = "avx2,f16c")]
-    fn integer_method_sweep() {
+    unsafe fn integer_method_sweep() {
         let isa = Avx2(());
         for fmt in formats::ALL {
             let plan = NarrowPlan {

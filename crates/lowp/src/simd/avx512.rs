@@ -1,5 +1,7 @@
 //! The AVX-512 paths: 16 lanes with AVX-512 F/BW, `vcvtps2ph`/`vcvtph2ps` for f16; with
 //! AVX512-BF16 `vcvtneps2bf16` for bf16; with AVX512-FP16 `vcvtps2phx`/`vcvtph2psx` for f16.
+//! Compiled only by Rust 1.89 and later, where their intrinsics are stable (`build.rs`); the
+//! AVX512-FP16 path by 1.94 and later.
 
 #[cfg(target_arch = "x86")]
 use core::arch::x86::*;
@@ -11,6 +13,40 @@ use super::kernel;
 use super::plan::NarrowPlan;
 use crate::LowpFloat;
 use crate::format::formats;
+
+/// AVX512-FP16's conversions, whose intrinsics are stable from Rust 1.94 (`build.rs` sets
+/// `lowp_avx512fp16` from there on; before, the `avx512fp16` path is not compiled and `FP16`
+/// is never true where these would be called).
+#[cfg(lowp_avx512fp16)]
+#[clippy::msrv = "1.94"]
+mod fp16 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::*;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::*;
+
+    /// `vcvtps2phx`: 16 f32s rounded to nearest even into f16s.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has AVX512-FP16.
+    #[inline(always)]
+    pub(super) unsafe fn narrow(f: __m512) -> __m256i {
+        // SAFETY: the caller's promise.
+        unsafe { _mm256_castph_si256(_mm512_cvtxps_ph(f)) }
+    }
+
+    /// `vcvtph2psx`: 16 f16s widened to f32s.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has AVX512-FP16.
+    #[inline(always)]
+    pub(super) unsafe fn widen(h: __m256i) -> __m512 {
+        // SAFETY: the caller's promise.
+        unsafe { _mm512_cvtxph_ps(_mm256_castsi256_ph(h)) }
+    }
+}
 
 /// Proof that the CPU has AVX-512 F and BW and F16C, plus AVX512-BF16 when `BF16` and
 /// AVX512-FP16 when `FP16`: made only inside functions compiled for those features.
@@ -188,11 +224,11 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         unsafe {
             let h = |v: __m512i| {
                 let f = _mm512_castsi512_ps(v);
+                #[cfg(lowp_avx512fp16)]
                 if FP16 {
-                    _mm256_castph_si256(_mm512_cvtxps_ph(f))
-                } else {
-                    _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+                    return fp16::narrow(f);
                 }
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
             };
             let pair = |a, b| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h(a)), h(b));
             store::<STREAM>(p.cast(), pair(x[0], x[1]));
@@ -204,12 +240,11 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         // SAFETY: see the impl (`FP16` promises AVX512-FP16).
         unsafe {
             let h = _mm256_loadu_si256(p.cast());
-            let f = if FP16 {
-                _mm512_cvtxph_ps(_mm256_castsi256_ph(h))
-            } else {
-                _mm512_cvtph_ps(h)
-            };
-            _mm512_castps_si512(f)
+            #[cfg(lowp_avx512fp16)]
+            if FP16 {
+                return _mm512_castps_si512(fp16::widen(h));
+            }
+            _mm512_castps_si512(_mm512_cvtph_ps(h))
         }
     }
     #[inline(always)]
@@ -281,6 +316,7 @@ super::entry_points!(
     "avx512f,avx512bw,avx2,f16c,avx512bf16",
     Avx512::<true, false>(())
 );
+#[cfg(lowp_avx512fp16)]
 super::entry_points!(
     with_fp16,
     "avx512f,avx512bw,avx2,f16c,avx512bf16,avx512fp16",

@@ -37,7 +37,9 @@ impl Real for f32 {
     const SMALLEST_NORMAL: f32 = f32::MIN_POSITIVE;
     #[inline(always)]
     fn abs(self) -> f32 {
-        f32::abs(self)
+        // Clearing the sign bit, not `f32::abs`: without `std`, Rust before 1.85 has no
+        // inherent `abs`, and the name would call this method itself.
+        f32::from_bits(self.to_bits() & 0x7fff_ffff)
     }
     fn exactly(x: f64) -> Option<f32> {
         let y = x as f32;
@@ -55,7 +57,8 @@ impl Real for f64 {
     const SMALLEST_NORMAL: f64 = f64::MIN_POSITIVE;
     #[inline(always)]
     fn abs(self) -> f64 {
-        f64::abs(self)
+        // As for f32.
+        f64::from_bits(self.to_bits() & 0x7fff_ffff_ffff_ffff)
     }
     fn exactly(x: f64) -> Option<f64> {
         Some(x)
@@ -223,9 +226,11 @@ impl<F: Real, const N: usize> Lanes<F, N> {
         let mut rare = 0u64;
         for (k, (xs, ys)) in xs.chunks(sub).zip(ys.chunks(sub)).enumerate() {
             let mut sums = Sums::<F, N>::default();
-            let (x_blocks, x_rest) = xs.as_chunks::<N>();
-            let (y_blocks, y_rest) = ys.as_chunks::<N>();
-            for (x, y) in x_blocks.iter().zip(y_blocks) {
+            let (x_blocks, y_blocks) = (xs.chunks_exact(N), ys.chunks_exact(N));
+            let (x_rest, y_rest) = (x_blocks.remainder(), y_blocks.remainder());
+            for (x, y) in x_blocks.zip(y_blocks) {
+                // Arrays of `N`, so that the loop below has no bounds to check.
+                let (x, y): (&[F; N], &[F; N]) = (x.try_into().unwrap(), y.try_into().unwrap());
                 for l in 0..N {
                     self.one(l, x[l], y[l], plain, &mut sums);
                 }

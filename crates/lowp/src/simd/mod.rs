@@ -9,7 +9,13 @@
 
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
 mod avx2;
-#[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
+// The AVX-512 intrinsics are stable from Rust 1.89 (see `build.rs`).
+#[cfg(all(
+    feature = "std",
+    any(target_arch = "x86", target_arch = "x86_64"),
+    lowp_avx512
+))]
+#[clippy::msrv = "1.89"]
 mod avx512;
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
 mod isa;
@@ -24,7 +30,8 @@ use crate::LowpFloat;
 use crate::cpu::Path;
 
 /// Defines, in a module `$name`, the four entry points of a path: the generic kernels
-/// compiled with the path's target features, with its token.
+/// compiled with the path's target features, with its token. They are `unsafe fn`s (safe
+/// `#[target_feature]` functions need Rust 1.86): the caller promises the CPU has the features.
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
 macro_rules! entry_points {
     ($name:ident, $features:literal, $token:expr) => {
@@ -33,7 +40,11 @@ macro_rules! entry_points {
 
             /// Rounds f32s to nearest even into `dst` (equal lengths).
             #[target_feature(enable = $features)]
-            pub(crate) fn narrow_f32<T: LowpFloat>(src: &[f32], dst: &mut [T], saturate: bool) {
+            pub(crate) unsafe fn narrow_f32<T: LowpFloat>(
+                src: &[f32],
+                dst: &mut [T],
+                saturate: bool,
+            ) {
                 // Two calls with constant `saturate`, so each loop is compiled for its own.
                 let stream = super::super::streams(dst);
                 if saturate {
@@ -44,7 +55,11 @@ macro_rules! entry_points {
             }
             /// Rounds f64s to nearest even into `dst` (equal lengths).
             #[target_feature(enable = $features)]
-            pub(crate) fn narrow_f64<T: LowpFloat>(src: &[f64], dst: &mut [T], saturate: bool) {
+            pub(crate) unsafe fn narrow_f64<T: LowpFloat>(
+                src: &[f64],
+                dst: &mut [T],
+                saturate: bool,
+            ) {
                 let stream = super::super::streams(dst);
                 if saturate {
                     kernel::narrow_f64($token, src, dst, true, stream)
@@ -54,24 +69,24 @@ macro_rules! entry_points {
             }
             /// Widens to f32 (equal lengths).
             #[target_feature(enable = $features)]
-            pub(crate) fn widen_f32<T: LowpFloat>(src: &[T], dst: &mut [f32]) {
+            pub(crate) unsafe fn widen_f32<T: LowpFloat>(src: &[T], dst: &mut [f32]) {
                 kernel::widen_f32($token, src, dst, super::super::streams(dst))
             }
             /// Widens to f64 (equal lengths).
             #[target_feature(enable = $features)]
-            pub(crate) fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
+            pub(crate) unsafe fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
                 kernel::widen_f64($token, src, dst, super::super::streams(dst))
             }
             /// Runs `f` compiled with this path's features (see [`super::vectorized_on`]).
             #[target_feature(enable = $features)]
             #[allow(dead_code)] // the AVX-512 paths share `avx512::plain`'s (`vectorized_on`)
-            pub(crate) fn run<R>(f: impl FnOnce() -> R) -> R {
+            pub(crate) unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
                 f()
             }
             /// Measures a block of [`crate::fit::FitStats::measure`] in f32: the portable loop
             /// of [`super::super::measure`], compiled for this path's vector width.
             #[target_feature(enable = $features)]
-            pub(crate) fn fit_lanes_f32(
+            pub(crate) unsafe fn fit_lanes_f32(
                 lanes: &mut crate::simd::measure::Lanes<f32, 8>,
                 xs: &[f32],
                 ys: &[f32],
@@ -81,7 +96,7 @@ macro_rules! entry_points {
             }
             /// [`fit_lanes_f32`] in f64.
             #[target_feature(enable = $features)]
-            pub(crate) fn fit_lanes_f64(
+            pub(crate) unsafe fn fit_lanes_f64(
                 lanes: &mut crate::simd::measure::Lanes<f64, 4>,
                 xs: &[f64],
                 ys: &[f64],
@@ -125,9 +140,15 @@ macro_rules! dispatch {
                 match path {
                     Path::Portable => return false,
                     Path::F16c => avx2::path::$fn($($arg),*),
+                    #[cfg(lowp_avx512)]
                     Path::Avx512 => avx512::plain::$fn($($arg),*),
+                    #[cfg(lowp_avx512)]
                     Path::Avx512Bf16 => avx512::with_bf16::$fn($($arg),*),
+                    #[cfg(lowp_avx512fp16)]
                     Path::Avx512Fp16 => avx512::with_fp16::$fn($($arg),*),
+                    // Never supported without their paths compiled in.
+                    #[cfg(not(lowp_avx512fp16))]
+                    _ => return false,
                 }
                 return true;
             }
@@ -161,9 +182,15 @@ macro_rules! fit_dispatch {
                 return Some(match path {
                     Path::Portable => return None,
                     Path::F16c => avx2::path::$fn(lanes, xs, ys, plain),
+                    #[cfg(lowp_avx512)]
                     Path::Avx512 => avx512::plain::$fn(lanes, xs, ys, plain),
+                    #[cfg(lowp_avx512)]
                     Path::Avx512Bf16 => avx512::with_bf16::$fn(lanes, xs, ys, plain),
+                    #[cfg(lowp_avx512fp16)]
                     Path::Avx512Fp16 => avx512::with_fp16::$fn(lanes, xs, ys, plain),
+                    // Never supported without their paths compiled in.
+                    #[cfg(not(lowp_avx512fp16))]
+                    _ => return None,
                 });
             }
             #[allow(unreachable_code)]
@@ -213,8 +240,12 @@ pub fn vectorized_on<R>(path: Path, f: impl FnOnce() -> R) -> R {
         // every path above `Path::F16c` includes. `f` itself is safe code.
         return unsafe {
             match path {
+                #[cfg(lowp_avx512)]
                 Path::F16c => avx2::path::run(f),
+                #[cfg(lowp_avx512)]
                 _ => avx512::plain::run(f),
+                #[cfg(not(lowp_avx512))]
+                _ => avx2::path::run(f),
             }
         };
     }

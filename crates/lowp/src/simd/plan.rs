@@ -282,7 +282,7 @@ impl WidenPlan {
 
 /// `2^e` for a normal f32 exponent.
 const fn pow2(e: i32) -> f32 {
-    f32::from_bits(((e + 127) as u32) << 23)
+    crate::bits::f32_from_bits(((e + 127) as u32) << 23)
 }
 
 /// Whether two formats are the same (compile-time constant when both are).
