@@ -118,8 +118,8 @@ pub(crate) fn plan(
         }
         let source = source_type(model, r);
         let decision = decisions.get(&key).cloned();
-        if let (Some(Ok(role)), Some(from), Some(s)) = (&decision, source, &selection) {
-            let (job, module) = quantize_job(opts, s, model, r, *role, from, amax.as_ref())?;
+        if let (Some(Ok(_)), Some(from), Some(s)) = (&decision, source, &selection) {
+            let (job, module) = quantize_job(opts, s, model, r, from, amax.as_ref())?;
             quantized_modules.insert(module);
             jobs.push(job);
             continue;
@@ -243,7 +243,7 @@ fn decide_all(
     decisions
 }
 
-/// The job quantizing the tensor `r` of `model` (of float type `from` and `role`) in the
+/// The job quantizing the tensor `r` of `model` (of float type `from`) in the
 /// selection's scheme and layout, and the module it belongs to; with `amax`
 /// (`--activation-amax`), the layer's ModelOpt input scale too.
 fn quantize_job(
@@ -251,12 +251,11 @@ fn quantize_job(
     s: &Selection<'_>,
     model: &Model,
     r: TensorRef,
-    role: Role,
     from: FloatType,
     amax: Option<&HashMap<String, f64>>,
 ) -> Result<(Job, String), Error> {
     let t = model.entry(r);
-    let placement = s.layout.placement(s.scheme, &t.name, &t.shape, role, from);
+    let placement = s.layout.placement(s.scheme, &t.name, &t.shape, from);
     let mut outputs = placement.parts;
     // The scales' dtype: the codec's bytes, or fp8 scales in the weight's own dtype.
     let scale_dtype = outputs[1].dtype;
@@ -271,7 +270,8 @@ fn quantize_job(
                 )));
             };
             outputs.push(Part::new(name, Dtype::F32, Vec::new()));
-            Some(input_scale_of(a))
+            // ModelOpt's input scale is the input amax over 448 * 6, as scale_2 is the weight's.
+            Some(crate::quant::nvfp4_tensor_scale(a))
         }
         None => None,
     };
@@ -292,11 +292,6 @@ fn quantize_job(
         input_scale,
     };
     Ok((Job { work, outputs }, module))
-}
-
-/// ModelOpt's input scale for an input amax: `amax / (448 * 6)`, rounded to f32.
-fn input_scale_of(amax: f64) -> f32 {
-    (amax / (448.0 * 6.0)) as f32
 }
 
 /// The modules a loader of the layout must be told are not quantized: those of every plain

@@ -15,10 +15,6 @@ use crate::layouts::{Quantized, Scaling, Second};
 use crate::model::Model;
 use crate::progress::Control;
 use crate::quant::{self, QuantOptions, QuantStats, Scheme};
-
-/// nvfp4's per-tensor divisor, `448 * 6`: the largest E4M3 block scale times the largest E2M1
-/// element.
-const NVFP4_TENSOR_DIVISOR: f64 = 448.0 * 6.0;
 use lowp::fit::FitStats;
 use lowp::prelude::LowpSliceExt;
 use rayon::prelude::*;
@@ -145,28 +141,11 @@ pub struct Encoding {
 impl Encoding {
     /// NVFP4's per-tensor `scale_2` for a tensor of largest magnitude `amax`: ModelOpt's
     /// `amax / (448 * 6)` ([`quant::nvfp4_tensor_scale`]), or for a divided global scale the
-    /// smallest power of two at or above that exact quotient (within `2^-126 ..= 2^127`, and 1
-    /// for an all-zero tensor), so that `1 / scale_2` is exact.
+    /// power of two whose inverse is exact ([`quant::nvfp4_pow2_tensor_scale`]).
     pub fn tensor_scale(&self, amax: f64) -> f32 {
         match self.second {
             Second::Multiply => quant::nvfp4_tensor_scale(amax),
-            Second::Divide => {
-                let a = amax.abs();
-                if a.is_nan() || a == 0.0 {
-                    return 1.0;
-                }
-                // The least k with 2^k * 2688 >= amax, settled by exact comparisons (2^k * 2688
-                // is exact in f64) from log2's estimate.
-                let above = |k: i32| 2f64.powi(k) * NVFP4_TENSOR_DIVISOR >= a;
-                let mut k = (a / NVFP4_TENSOR_DIVISOR).log2().ceil() as i32;
-                while !above(k) {
-                    k += 1;
-                }
-                while above(k - 1) {
-                    k -= 1;
-                }
-                2f32.powi(k.clamp(-126, 127))
-            }
+            Second::Divide => quant::nvfp4_pow2_tensor_scale(amax),
         }
     }
 

@@ -64,14 +64,10 @@ impl<'a> Selection<'a> {
                     "{}: kept in high precision by default (--only selects it)",
                     role.name()
                 ),
+                // Only transformers' MXFP4 leaves linear weights: it reads the experts alone.
                 Role::Linear => format!(
-                    "{}: the {layout} layout quantizes {} only",
-                    role.name(),
-                    if self.scheme == Scheme::Mxfp4 {
-                        "gpt-oss's MoE experts"
-                    } else {
-                        "linear weights"
-                    }
+                    "{}: the {layout} layout quantizes gpt-oss's MoE experts only",
+                    role.name()
                 ),
                 _ => format!("{}: the {layout} layout keeps it", role.name()),
             });

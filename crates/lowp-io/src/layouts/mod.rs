@@ -164,17 +164,17 @@ impl Layout {
         }
     }
 
-    /// The tensors a weight `name` of `shape` and `role`, stored as `source`, is written as.
+    /// The tensors a weight `name` of `shape`, stored as `source`, is written as (a weight the
+    /// layout [`holds`](Layout::holds) and that [`fits`](Layout::fits)).
     pub fn placement(
         self,
         scheme: Scheme,
         name: &str,
         shape: &[usize],
-        role: Role,
         source: FloatType,
     ) -> Placement {
         match self {
-            Layout::Transformers => transformers::placement(scheme, name, shape, role),
+            Layout::Transformers => transformers::placement(scheme, name, shape),
             Layout::CompressedTensors => {
                 compressed_tensors::placement(scheme, name, shape, scale_dtype(source))
             }

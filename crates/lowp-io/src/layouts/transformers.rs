@@ -86,32 +86,20 @@ pub fn fits(scheme: Scheme, role: Role, shape: &[usize]) -> Result<(), String> {
 }
 
 /// The tensors of the weight `name` of `shape`.
-pub fn placement(scheme: Scheme, name: &str, shape: &[usize], role: Role) -> Placement {
+pub fn placement(scheme: Scheme, name: &str, shape: &[usize]) -> Placement {
     let (lead, cols) = (&shape[..shape.len() - 1], shape[shape.len() - 1]);
     let with = |last: &[usize]| -> Vec<usize> { lead.iter().chain(last).copied().collect() };
     match scheme {
         Scheme::Mxfp4 => {
-            // [E, in, out] is stored as [E, out, in/32, 16]: blocks along the input.
-            let transposed = role == (Role::Experts { transposed: true });
-            let (outer, rows, cols) = if transposed {
-                let (e, i, o) = (shape[0], shape[1], shape[2]);
-                (vec![e], o, i)
-            } else {
-                (
-                    shape[..shape.len() - 2].to_vec(),
-                    shape[shape.len() - 2],
-                    cols,
-                )
-            };
-            let grid: Vec<usize> = outer.iter().copied().chain([rows, cols / 32]).collect();
-            let mut blocks = grid.clone();
-            blocks.push(16);
+            // gpt-oss's experts (the only tensors `holds` lets through) [E, in, out], stored
+            // as [E, out, in/32, 16]: blocks along the input.
+            let (e, i, o) = (shape[0], shape[1], shape[2]);
             Placement {
                 parts: vec![
-                    Part::new(format!("{name}_blocks"), Dtype::U8, blocks),
-                    Part::new(format!("{name}_scales"), Dtype::U8, grid),
+                    Part::new(format!("{name}_blocks"), Dtype::U8, vec![e, o, i / 32, 16]),
+                    Part::new(format!("{name}_scales"), Dtype::U8, vec![e, o, i / 32]),
                 ],
-                transposed,
+                transposed: true,
             }
         }
         Scheme::Mxfp8 => Placement {

@@ -791,6 +791,40 @@ pub fn nvfp4_tensor_scale(amax: f64) -> f32 {
     ((a / NVFP4_TENSOR_DIVISOR) as f32).clamp(pow2_f32(-149), f32::MAX)
 }
 
+/// nvfp4's per-tensor `scale_2` where a loader divides by its inverse (compressed-tensors'
+/// `global_scale = 1 / scale_2`): the smallest power of two at or above the exact quotient
+/// `amax / (448 * 6)`, so that the inverse is exact and the block scales stay within E4M3
+/// (each block's `amax / (6 * scale_2)` is at most 448). Clamped to `2^-126 ..= 2^127`, whose
+/// inverses are normal f32s; 1 for `amax` 0 or NaN (every block scale is then 0).
+///
+/// *Exactness.* With `2^f <= amax < 2^(f+1)` (`floor_log2`, exact) and `2688 = 1.3125 *
+/// 2^11`, `2688 * 2^(f-12) < 2^f <= amax`, so the answer is `2^(f-11)` when `amax <= 2688 *
+/// 2^(f-11)` and `2^(f-10)` otherwise; that product is exact in f64.
+///
+/// ```
+/// use lowp_io::quant::nvfp4_pow2_tensor_scale;
+/// assert_eq!(nvfp4_pow2_tensor_scale(2688.0), 1.0);
+/// assert_eq!(nvfp4_pow2_tensor_scale(2688.0 * (1.0 + 2f64.powi(-30))), 2.0);
+/// assert_eq!(nvfp4_pow2_tensor_scale(0.0), 1.0);
+/// ```
+pub fn nvfp4_pow2_tensor_scale(amax: f64) -> f32 {
+    let a = amax.abs();
+    if a.is_nan() || a == 0.0 {
+        return 1.0;
+    }
+    let f = floor_log2(a);
+    let k = if f - 10 <= -126 {
+        -126
+    } else if f - 11 >= 127 {
+        127
+    } else if a <= NVFP4_TENSOR_DIVISOR * pow2_f64(f - 11) {
+        f - 11
+    } else {
+        f - 10
+    };
+    pow2_f32(k.clamp(-126, 127))
+}
+
 /// A block's scale: its stored bits and what the elements are divided by.
 #[derive(Clone, Copy, Debug)]
 struct Choice {
@@ -1677,6 +1711,35 @@ mod tests {
                 (0..k.unsigned_abs()).fold(1f64, |p, _| if k < 0 { p / 2.0 } else { p * 2.0 });
             assert_eq!(pow2_f32(k) as f64, want, "2^{k}");
         }
+    }
+
+    #[test]
+    fn nvfp4_pow2_tensor_scale_is_the_least_power_of_two_at_or_above() {
+        // Against a search from 2^-126 up with exact comparisons, around every binade.
+        let least = |a: f64| {
+            (-126..=127)
+                .find(|&k| pow2_f64(k) * NVFP4_TENSOR_DIVISOR >= a)
+                .unwrap_or(127)
+        };
+        for e in -1074..1024 {
+            let p = f64::from_bits(if e < -1022 {
+                1u64 << (e + 1074)
+            } else {
+                ((e + 1023) as u64) << 52
+            });
+            for a in [
+                p,
+                p * 1.3125,
+                (p * 1.3125).next_up(),
+                (p * 1.3125).next_down(),
+                p * 1.9,
+            ] {
+                if a.is_finite() && a > 0.0 {
+                    assert_eq!(nvfp4_pow2_tensor_scale(a), pow2_f32(least(a)), "{a:e}");
+                }
+            }
+        }
+        assert_eq!(nvfp4_pow2_tensor_scale(f64::NAN), 1.0);
     }
 
     #[test]

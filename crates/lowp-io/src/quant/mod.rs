@@ -41,6 +41,6 @@ pub mod scheme;
 
 pub use codec::{
     ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleSearch, ScaleType, amax,
-    dequantize, dequantize_f64, nvfp4_tensor_scale, quantize,
+    dequantize, dequantize_f64, nvfp4_pow2_tensor_scale, nvfp4_tensor_scale, quantize,
 };
 pub use scheme::Scheme;
