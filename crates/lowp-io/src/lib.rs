@@ -64,6 +64,7 @@ mod quant_io;
 pub mod report;
 pub mod safetensors;
 pub mod selection;
+mod tiles;
 mod write_model;
 
 pub use convert::{Kind, Options, Plan, Target, convert, convert_with, glob};

@@ -1,12 +1,16 @@
 //! Block-quantizing one tensor of a file into its layout's tensors, and decoding one back,
-//! band by band on all threads.
+//! tile by tile on all threads.
 //!
-//! A band is a run of whole rows that no block crosses: for the row-wise schemes (MX, NVFP4)
-//! about a megabyte of rows, for `fp8-block` one band of 128 rows of one matrix (its blocks
-//! are 128 rows tall). Bands are independent, so each thread reads its band with a positioned
-//! read, quantizes it and writes the elements and the scales at their places in the output,
-//! which the output header fixed in advance. NVFP4's per-tensor scale needs the tensor's
-//! largest magnitude first: one more reading pass.
+//! A tile ([`crate::tiles`]) is a rectangle of the tensor's rows that no block crosses and that
+//! fits a thread's buffers: about a megabyte of whole rows for the row-wise schemes (MX,
+//! NVFP4, fp8-channel), one band of 128 rows for `fp8-block` (its blocks are 128 rows tall),
+//! and where a row or a band is longer than that, a part of it cut at block boundaries. Tiles
+//! are independent, so each thread reads its tile with positioned reads (one per row when the
+//! tile cuts the rows), quantizes it and writes the elements and the scales at their places in
+//! the output, which the output header fixed in advance. Memory is thus a few tiles per thread
+//! whatever the tensor's shape. NVFP4's per-tensor scale needs the tensor's largest magnitude
+//! first: one more reading pass; fp8-channel's one scale per row, for rows longer than a tile,
+//! one or two more passes over the row ([`quant::LongRow`]).
 
 use crate::error::Error;
 use crate::files::{self, Block};
@@ -14,7 +18,8 @@ use crate::kernel::{self, FloatType, Rounding};
 use crate::layouts::{Quantized, Scaling, Second};
 use crate::model::Model;
 use crate::progress::Control;
-use crate::quant::{self, QuantOptions, QuantStats, Scheme};
+use crate::quant::{self, Place, QuantOptions, QuantStats, Scheme};
+use crate::tiles::{self, Budget, Tile};
 use lowp::fit::FitStats;
 use lowp::prelude::LowpSliceExt;
 use rayon::prelude::*;
@@ -22,8 +27,12 @@ use safetensors::Dtype;
 use std::fs::File;
 use std::path::Path;
 
-/// Input bytes per band of the row-wise schemes, as the plain pipeline's blocks.
-const BAND_BYTES: usize = 1 << 20;
+/// Input bytes per tile of the row-wise schemes, as the plain pipeline's blocks.
+const TILE_BYTES: usize = 1 << 20;
+
+/// Bytes of an fp8-block band of 128 rows read whole; a wider band is read in tiles of whole
+/// blocks, so that a thread's buffers stay within a few of these whatever the rows' length.
+const FP8_BLOCK_BAND_BYTES: usize = 8 << 20;
 
 thread_local! {
     /// Each thread's buffers: input bytes, values, element data, scales.
@@ -40,6 +49,7 @@ struct Buffers {
     data: Vec<u8>,
     scales: Vec<u8>,
     output: Block,
+    transposed: Block,
 }
 
 /// A file and its path, for errors.
@@ -73,35 +83,56 @@ impl At<'_> {
     }
 }
 
-/// The bands of a `[..., R, C]` tensor under `scheme`: (first row, rows, scale byte offset).
-fn bands(scheme: Scheme, shape: &[usize], row_bytes: usize) -> Vec<(usize, usize, usize)> {
-    let cols = shape[shape.len() - 1];
-    let scale_bytes = scheme.scale_row_bytes(cols);
-    if scheme == Scheme::Fp8Block {
-        let rows = shape[shape.len() - 2];
-        let matrices: usize = shape[..shape.len() - 2].iter().product();
-        let per_matrix = rows.div_ceil(128);
-        let mut out = Vec::with_capacity(matrices * per_matrix);
-        for m in 0..matrices {
-            for j in 0..per_matrix {
-                let first = j * 128;
-                out.push((
-                    m * rows + first,
-                    (rows - first).min(128),
-                    (m * per_matrix + j) * scale_bytes,
-                ));
-            }
-        }
-        return out;
+/// The tiles a thread quantizes from a source of `unit`-byte elements.
+fn quantize_budget(unit: usize) -> Budget {
+    Budget {
+        unit,
+        bytes: TILE_BYTES,
+        band_bytes: FP8_BLOCK_BAND_BYTES,
     }
-    let rows: usize = shape[..shape.len() - 1].iter().product();
-    let per_band = (BAND_BYTES / row_bytes.max(1)).max(1);
-    (0..rows.div_ceil(per_band))
-        .map(|i| {
-            let first = i * per_band;
-            (first, (rows - first).min(per_band), first * scale_bytes)
-        })
-        .collect()
+}
+
+/// The tiles a thread decodes: its values are f64s.
+const DECODE_BUDGET: Budget = Budget {
+    unit: 8,
+    bytes: 4 * TILE_BYTES,
+    band_bytes: FP8_BLOCK_BAND_BYTES,
+};
+
+/// Reads the `tile` of a tensor of rows of `cols` elements of `size` bytes into `buf`, row
+/// after row: one read for whole rows, one per row otherwise.
+fn read_tile(
+    input: &At<'_>,
+    tile: Tile,
+    cols: usize,
+    size: usize,
+    buf: &mut [u8],
+) -> Result<(), Error> {
+    if tile.cols == cols || tile.rows <= 1 {
+        return input.read(buf, ((tile.row * cols + tile.col) * size) as u64);
+    }
+    for (i, row) in buf.chunks_exact_mut(tile.cols * size).enumerate() {
+        input.read(row, (((tile.row + i) * cols + tile.col) * size) as u64)?;
+    }
+    Ok(())
+}
+
+/// Writes `buf` as `runs` equal runs, run `i` at `offset(i)`; as one write when the runs
+/// follow each other in the output (`contiguous`).
+fn write_runs(
+    output: &At<'_>,
+    buf: &[u8],
+    runs: usize,
+    contiguous: bool,
+    offset: impl Fn(usize) -> usize,
+) -> Result<(), Error> {
+    if contiguous || runs <= 1 {
+        return output.write(buf, offset(0) as u64);
+    }
+    for (i, run) in buf.chunks_exact(buf.len() / runs).enumerate() {
+        output.write(run, offset(i) as u64)?;
+    }
+    Ok(())
 }
 
 /// Widens `bytes` of `from` elements (machine byte order), a type narrower than f32, into f32
@@ -188,7 +219,8 @@ impl Encoding {
 
 /// Quantizes the tensor of type `from` and shape `shape` (at least 2-D) read from `input`
 /// into its layout's tensors, written at `outputs` (the data's, the scales', and for NVFP4 the
-/// second scale's place, in the order of [`crate::layouts::Placement::parts`]).
+/// second scale's place, in the order of [`crate::layouts::Placement::parts`]), tile by tile
+/// on all threads ([`crate::tiles`]).
 pub fn quantize(
     input: At<'_>,
     from: FloatType,
@@ -199,17 +231,17 @@ pub fn quantize(
 ) -> Result<QuantStats, Error> {
     let scheme = encoding.scheme;
     let cols = shape[shape.len() - 1];
-    let row_bytes = cols * from.size();
-    let bands = bands(scheme, shape, row_bytes);
+    let size = from.size();
+    let tiles = tiles::tiles(scheme, shape, quantize_budget(size));
     let mut tensor_scale = 0.0f32;
     if scheme == Scheme::Nvfp4 {
-        let amax = bands
+        let amax = tiles
             .par_iter()
-            .map(|&(first, rows, _)| {
+            .map(|&t| {
                 BUFFERS.with_borrow_mut(|b| {
                     control.check()?;
-                    let bytes = b.input.bytes(rows * row_bytes);
-                    input.read(bytes, (first * row_bytes) as u64)?;
+                    let bytes = b.input.bytes(t.rows * t.cols * size);
+                    read_tile(&input, t, cols, size, bytes)?;
                     Ok(kernel::block_amax(from, bytes))
                 })
             })
@@ -219,10 +251,12 @@ pub fn quantize(
             out[2].write(&encoding.second_bytes(tensor_scale), 0)?;
         }
     }
-    let data_row = scheme.data_row_bytes(cols);
-    bands
+    if scheme == Scheme::Fp8Channel && tiles.iter().any(|t| t.cols < cols) {
+        return quantize_long_rows(input, from, shape, encoding, &tiles, outputs, control);
+    }
+    tiles
         .par_iter()
-        .map(|&(first, rows, scale_at)| {
+        .map(|&t| {
             BUFFERS.with_borrow_mut(|b| {
                 control.check()?;
                 let Buffers {
@@ -233,22 +267,23 @@ pub fn quantize(
                     output,
                     ..
                 } = b;
-                let bytes = raw.bytes(rows * row_bytes);
-                input.read(bytes, (first * row_bytes) as u64)?;
-                data.resize(rows * data_row, 0);
-                let scale_len = scheme.scale_bytes(rows, cols);
-                scales.resize(scale_len, 0);
-                let first_element = (first * cols) as u64;
-                let chunk = Chunk {
-                    cols,
-                    first: first_element,
+                let bytes = raw.bytes(t.rows * t.cols * size);
+                read_tile(&input, t, cols, size, bytes)?;
+                data.resize(t.rows * scheme.data_row_bytes(t.cols), 0);
+                scales.resize(scheme.scale_bytes(t.rows, t.cols), 0);
+                let place = Place {
+                    first: (t.row * cols + t.col) as u64,
+                    stride: cols,
+                };
+                let tile = ChunkOf {
+                    cols: t.cols,
+                    place,
                     tensor_scale,
                 };
-                let stats = quantize_values(encoding, from, bytes, values, chunk, data, scales)?;
+                let source = source(from, bytes, values);
+                let stats = quantize_tile(encoding, source, tile, data, scales)?;
                 if let Some(out) = &outputs {
-                    out[0].write(data, (first * data_row) as u64)?;
-                    let stored = encoding.stored_scales(scales, output);
-                    out[1].write(stored, encoding.stored_offset(scale_at) as u64)?;
+                    write_tile(encoding, shape, t, data, scales, output, out)?;
                 }
                 control.add(bytes.len() as u64);
                 Ok(stats)
@@ -260,51 +295,208 @@ pub fn quantize(
         })
 }
 
-/// Where a chunk of rows lies in its tensor.
+/// Writes a quantized tile of a tensor of `shape` (stored, as the codec cuts it): its element
+/// data row by row and its scales, scale row by scale row, converted to their stored dtype.
+fn write_tile(
+    encoding: &Encoding,
+    shape: &[usize],
+    t: Tile,
+    data: &[u8],
+    scales: &mut [u8],
+    scratch: &mut Block,
+    out: &[At<'_>; 3],
+) -> Result<(), Error> {
+    let scheme = encoding.scheme;
+    let cols = shape[shape.len() - 1];
+    let whole = t.cols == cols;
+    write_runs(&out[0], data, t.rows, whole, |i| {
+        tiles::data_offset(scheme, cols, t.row + i, t.col)
+    })?;
+    let scale_rows = t.rows.div_ceil(scheme.block_rows());
+    let stored = encoding.stored_scales(scales, scratch);
+    write_runs(&out[1], stored, scale_rows, whole, |i| {
+        let row = Tile {
+            row: t.row + i * scheme.block_rows(),
+            ..t
+        };
+        encoding.stored_offset(tiles::scale_offset(scheme, shape, row))
+    })
+}
+
+/// fp8-channel's rows too long for one tile, row after row: the row's scale is chosen from
+/// passes over its pieces ([`quant::LongRow`]: its amax, then each candidate's error when
+/// searching), then the pieces are rounded with it; the pieces of each pass run in parallel.
+fn quantize_long_rows(
+    input: At<'_>,
+    from: FloatType,
+    shape: &[usize],
+    encoding: &Encoding,
+    tiles: &[Tile],
+    outputs: Option<[At<'_>; 3]>,
+    control: Control<'_>,
+) -> Result<QuantStats, Error> {
+    let cols = shape[shape.len() - 1];
+    let read = Reading {
+        input,
+        from,
+        cols,
+        control,
+    };
+    let mut total = QuantStats::default();
+    for row in tiles.chunk_by(|a, b| a.row == b.row) {
+        let scans = read.each(row, |_, src, _| {
+            Ok(match src {
+                Source::F32(x) => quant::RowScan::of(x),
+                Source::F64(x) => quant::RowScan::of(x),
+            })
+        })?;
+        let mut scan = quant::RowScan::default();
+        scans.into_iter().for_each(|s| scan.merge(s));
+        let mut long = quant::LongRow::new(&encoding.opts, scan);
+        if long.searching() {
+            let n = long.candidate_count();
+            let per_piece = read.each(row, |_, src, _| {
+                let mut errors = vec![0f64; n];
+                match src {
+                    Source::F32(x) => long.errors(x, &mut errors),
+                    Source::F64(x) => long.errors(x, &mut errors),
+                }
+                Ok(errors)
+            })?;
+            // Summed in the pieces' order, so the choice does not depend on the threads.
+            let mut errors = vec![0f64; n];
+            for piece in per_piece {
+                errors.iter_mut().zip(piece).for_each(|(e, p)| *e += p);
+            }
+            long.choose(&errors);
+        }
+        let r = row[0].row;
+        if let Some(out) = &outputs {
+            let mut codec = long.scale_bytes();
+            let mut scratch = Block::default();
+            let stored = encoding.stored_scales(&mut codec, &mut scratch);
+            out[1].write(stored, encoding.stored_offset(r * 4) as u64)?;
+        }
+        let stats = read.each(row, |t, src, data| {
+            data.resize(t.cols, 0);
+            let first = (r * cols + t.col) as u64;
+            let stats = match src {
+                Source::F32(x) => long.encode(x, first, data),
+                Source::F64(x) => long.encode(x, first, data),
+            };
+            if let Some(out) = &outputs {
+                let at = tiles::data_offset(Scheme::Fp8Channel, cols, r, t.col);
+                out[0].write(data, at as u64)?;
+            }
+            control.add((t.cols * from.size()) as u64);
+            Ok(stats)
+        })?;
+        total.merge(&long.block_stats());
+        stats.iter().for_each(|s| total.merge(s));
+    }
+    Ok(total)
+}
+
+/// Reads the tiles of a tensor for a pass over them.
 #[derive(Clone, Copy)]
-struct Chunk {
-    /// Columns of a row.
+struct Reading<'a> {
+    input: At<'a>,
+    from: FloatType,
+    /// Columns of the tensor's rows.
     cols: usize,
-    /// The index of its first element in the tensor (for stochastic rounding).
-    first: u64,
+    control: Control<'a>,
+}
+
+impl Reading<'_> {
+    /// Runs `f` on each tile of `tiles` in parallel, with its values and the thread's buffer
+    /// for element data; gives the results in the tiles' order.
+    fn each<R: Send>(
+        &self,
+        tiles: &[Tile],
+        f: impl Fn(Tile, Source<'_>, &mut Vec<u8>) -> Result<R, Error> + Sync,
+    ) -> Result<Vec<R>, Error> {
+        let size = self.from.size();
+        tiles
+            .par_iter()
+            .map(|&t| {
+                BUFFERS.with_borrow_mut(|b| {
+                    self.control.check()?;
+                    let Buffers {
+                        input,
+                        values,
+                        data,
+                        ..
+                    } = b;
+                    let bytes = input.bytes(t.rows * t.cols * size);
+                    read_tile(&self.input, t, self.cols, size, bytes)?;
+                    f(t, source(self.from, bytes, values), data)
+                })
+            })
+            .collect()
+    }
+}
+
+/// Where a chunk of a tensor lies and what it is quantized with, beside its values.
+#[derive(Clone, Copy)]
+struct ChunkOf {
+    /// Columns of a row of the chunk.
+    cols: usize,
+    /// Its place in the tensor (for stochastic rounding).
+    place: Place,
     /// NVFP4's `scale_2`.
     tensor_scale: f32,
 }
 
-/// Quantizes the values in `bytes` (of type `from`, whole rows): f32 and f64 where they were
-/// read (the buffer is 8-byte aligned), narrower types widened into `values` first.
-fn quantize_values(
+/// A chunk's values as the codec takes them.
+enum Source<'a> {
+    /// f32 values (f32 sources where they were read, narrower types widened exactly).
+    F32(&'a [f32]),
+    /// f64 values, where they were read.
+    F64(&'a [f64]),
+}
+
+/// The values in `bytes` (of type `from`, in a buffer aligned for it): f32 and f64 where they
+/// are, narrower types widened into `values` first.
+fn source<'a>(from: FloatType, bytes: &'a [u8], values: &'a mut Vec<f32>) -> Source<'a> {
+    match from {
+        FloatType::F64 => Source::F64(bytemuck::cast_slice(bytes)),
+        FloatType::F32 => Source::F32(bytemuck::cast_slice(bytes)),
+        _ => {
+            widen_f32(from, bytes, values);
+            Source::F32(values)
+        }
+    }
+}
+
+/// Quantizes one chunk (whole rows, or a tile of them) into `data` and `scales`.
+fn quantize_tile(
     encoding: &Encoding,
-    from: FloatType,
-    bytes: &[u8],
-    values: &mut Vec<f32>,
-    chunk: Chunk,
+    source: Source<'_>,
+    chunk: ChunkOf,
     data: &mut [u8],
     scales: &mut [u8],
 ) -> Result<QuantStats, Error> {
     let (scheme, opts) = (encoding.scheme, &encoding.opts);
-    let Chunk {
+    let ChunkOf {
         cols,
-        first,
+        place,
         tensor_scale,
     } = chunk;
-    if from == FloatType::F64 {
-        let x: &[f64] = bytemuck::cast_slice(bytes);
-        return quant::quantize(scheme, opts, x, cols, first, tensor_scale, data, scales)
-            .map_err(Error::file);
+    match source {
+        Source::F32(x) => {
+            quant::quantize_at(scheme, opts, x, cols, place, tensor_scale, data, scales)
+        }
+        Source::F64(x) => {
+            quant::quantize_at(scheme, opts, x, cols, place, tensor_scale, data, scales)
+        }
     }
-    let x: &[f32] = if from == FloatType::F32 {
-        bytemuck::cast_slice(bytes)
-    } else {
-        widen_f32(from, bytes, values);
-        values
-    };
-    quant::quantize(scheme, opts, x, cols, first, tensor_scale, data, scales).map_err(Error::file)
+    .map_err(Error::file)
 }
 
 /// Quantizes a stack of matrices `[E, in, out]` (gpt-oss's experts) stored transposed, each as
-/// `[out, in]` rows: MXFP4 blocks along the input. One matrix is read whole per thread,
-/// transposed in memory and quantized; matrices run in parallel.
+/// `[out, in]` rows, with a row-wise scheme (blocks along the input): tile by tile of the stored
+/// matrices ([`tiles::transposed_tiles`]), each read from the model's layout, transposed in
+/// memory and quantized; tiles run in parallel.
 pub fn quantize_transposed(
     input: At<'_>,
     from: FloatType,
@@ -314,14 +506,19 @@ pub fn quantize_transposed(
     control: Control<'_>,
 ) -> Result<QuantStats, Error> {
     let scheme = encoding.scheme;
+    if scheme.block_rows() != 1 || scheme == Scheme::Fp8Channel || scheme == Scheme::Nvfp4 {
+        return Err(Error::invalid(format!(
+            "{scheme} cannot quantize transposed experts: only the MX schemes can"
+        )));
+    }
     let n = shape.len();
     let (ins, outs) = (shape[n - 2], shape[n - 1]);
-    let matrices: usize = shape[..n - 2].iter().product();
-    let matrix_bytes = ins * outs * from.size();
-    let (data_rows, scale_rows) = (scheme.data_row_bytes(ins), scheme.scale_row_bytes(ins));
-    (0..matrices)
-        .into_par_iter()
-        .map(|m| {
+    let stored: Vec<usize> = [&shape[..n - 2], &[outs, ins]].concat();
+    let size = from.size();
+    let tiles = tiles::transposed_tiles(scheme, &stored, quantize_budget(size));
+    tiles
+        .par_iter()
+        .map(|&t| {
             BUFFERS.with_borrow_mut(|b| {
                 control.check()?;
                 let Buffers {
@@ -330,25 +527,37 @@ pub fn quantize_transposed(
                     data,
                     scales,
                     output,
+                    transposed,
                     ..
                 } = b;
-                let bytes = raw.bytes(matrix_bytes);
-                input.read(bytes, (m * matrix_bytes) as u64)?;
-                let t = output.bytes(matrix_bytes);
-                transpose(bytes, t, ins, outs, from.size());
-                data.resize(outs * data_rows, 0);
-                scales.resize(scheme.scale_bytes(outs, ins), 0);
-                let chunk = Chunk {
-                    cols: ins,
-                    first: (m * ins * outs) as u64,
+                let bytes = raw.bytes(t.rows * t.cols * size);
+                let (m, o0) = (t.row / outs, t.row % outs);
+                // The model's rows `in` of the tile, `t.rows` outputs of each.
+                let region = Tile {
+                    row: m * ins + t.col,
+                    rows: t.cols,
+                    col: o0,
+                    cols: t.rows,
+                };
+                read_tile(&input, region, outs, size, bytes)?;
+                let swapped = transposed.bytes(bytes.len());
+                transpose(bytes, swapped, t.cols, t.rows, size);
+                data.resize(t.rows * scheme.data_row_bytes(t.cols), 0);
+                scales.resize(scheme.scale_bytes(t.rows, t.cols), 0);
+                let chunk = ChunkOf {
+                    cols: t.cols,
+                    place: Place {
+                        first: (t.row * ins + t.col) as u64,
+                        stride: ins,
+                    },
                     tensor_scale: 0.0,
                 };
-                let stats = quantize_values(encoding, from, t, values, chunk, data, scales)?;
+                let stats =
+                    quantize_tile(encoding, source(from, swapped, values), chunk, data, scales)?;
                 if let Some(out) = &outputs {
-                    out[0].write(data, (m * outs * data_rows) as u64)?;
-                    out[1].write(scales, (m * outs * scale_rows) as u64)?;
+                    write_tile(encoding, &stored, t, data, scales, output, out)?;
                 }
-                control.add(matrix_bytes as u64);
+                control.add(bytes.len() as u64);
                 Ok(stats)
             })
         })
@@ -406,22 +615,31 @@ pub fn dequantize(
         return decoder.transposed(to, output, control);
     }
     let cols = q.shape[q.shape.len() - 1];
-    let data_row = scheme.data_row_bytes(cols);
-    // The scheme's bands of rows, as ranges of elements of the decoded tensor.
-    let bands: Vec<Band> = bands(scheme, &q.shape, data_row)
-        .into_iter()
-        .map(|(first, rows, scale_at)| (first * cols, rows * cols, scale_at))
-        .collect();
-    element_bands(&bands, to, output, control, |(first, n, scale_at), b| {
-        // Rows of no columns (a malformed but consistent header) decode to nothing.
-        let (first_row, rows) = (
-            first.checked_div(cols).unwrap_or(0),
-            n.checked_div(cols).unwrap_or(0),
-        );
-        b.wide.resize(n, 0.0);
-        let read = decoder.rows(first_row, rows, cols, scale_at, b)?;
-        Ok((Decoded::F64, read))
-    })
+    let tiles = tiles::tiles(scheme, &q.shape, DECODE_BUDGET);
+    tiles
+        .par_iter()
+        .map(|&t| {
+            BUFFERS.with_borrow_mut(|b| {
+                control.check()?;
+                let read = decoder.tile(&q.shape, t, b)?;
+                let n = t.rows * t.cols;
+                let out = b.output.bytes(n * to.size());
+                let values = bytemuck::cast_slice(&b.wide[..n]);
+                let stats =
+                    kernel::convert_block(FloatType::F64, to, values, out, Rounding::NEAREST);
+                if let Some(o) = &output {
+                    write_runs(o, out, t.rows, t.cols == cols, |i| {
+                        ((t.row + i) * cols + t.col) * to.size()
+                    })?;
+                }
+                control.add(read);
+                Ok(stats)
+            })
+        })
+        .try_reduce(FitStats::default, |mut a, b| {
+            a.merge(&b);
+            Ok(a)
+        })
 }
 
 /// What decoding a block-scaled weight reads.
@@ -462,36 +680,51 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    /// Decodes `rows` stored rows of `cols` columns from stored row `first_row` (scales from
-    /// the codec's byte `scale_at`) into `b.wide`, exactly; gives the bytes read.
-    fn rows(
-        &self,
-        first_row: usize,
-        rows: usize,
-        cols: usize,
-        scale_at: usize,
-        b: &mut Buffers,
-    ) -> Result<u64, Error> {
+    /// Decodes the tile `t` of the stored tensor of shape `stored` into `b.wide`, exactly;
+    /// gives the bytes read.
+    fn tile(&self, stored: &[usize], t: Tile, b: &mut Buffers) -> Result<u64, Error> {
         let scheme = self.scheme;
-        let data_row = scheme.data_row_bytes(cols);
-        let bytes = b.input.bytes(rows * data_row);
-        self.data.read(bytes, (first_row * data_row) as u64)?;
-        let codec_len = scheme.scale_bytes(rows, cols);
+        let cols = stored[stored.len() - 1];
+        let whole = t.cols == cols;
+        let data_row = scheme.data_row_bytes(t.cols);
+        let bytes = b.input.bytes(t.rows * data_row);
+        for (i, run) in bytes
+            .chunks_exact_mut(if whole { bytes.len().max(1) } else { data_row })
+            .enumerate()
+        {
+            let at = tiles::data_offset(scheme, cols, t.row + i, t.col);
+            self.data.read(run, at as u64)?;
+        }
+        let codec_len = scheme.scale_bytes(t.rows, t.cols);
         b.scales.resize(codec_len, 0);
-        read_scales(
-            &self.scales,
-            self.scale_dtype,
-            scheme,
-            scale_at,
-            &mut b.scales,
-            &mut b.output,
-        )?;
-        let n = rows * cols;
+        let scale_rows = t.rows.div_ceil(scheme.block_rows());
+        let run = if whole {
+            codec_len
+        } else {
+            codec_len / scale_rows.max(1)
+        };
+        for (i, codec) in b.scales.chunks_exact_mut(run.max(1)).enumerate() {
+            let row = Tile {
+                row: t.row + i * scheme.block_rows(),
+                ..t
+            };
+            let at = tiles::scale_offset(scheme, stored, row);
+            read_scales(
+                &self.scales,
+                self.scale_dtype,
+                scheme,
+                at,
+                codec,
+                &mut b.output,
+            )?;
+        }
+        let n = t.rows * t.cols;
+        b.wide.resize(n, 0.0);
         quant::dequantize_f64(
             scheme,
             bytes,
             &b.scales,
-            cols,
+            t.cols,
             self.multiply,
             &mut b.wide[..n],
         )
@@ -503,7 +736,8 @@ impl<'a> Decoder<'a> {
     }
 
     /// Decodes a stack of matrices stored transposed (`[E, out, in]` for the model's `[E, in,
-    /// out]`), one matrix per thread, and stores them as `to` at `output`.
+    /// out]`) tile by tile ([`tiles::transposed_tiles`]), and stores them as `to` at `output`
+    /// in the model's layout.
     fn transposed(
         &self,
         to: FloatType,
@@ -512,34 +746,36 @@ impl<'a> Decoder<'a> {
     ) -> Result<FitStats, Error> {
         let n = self.shape.len();
         let (ins, outs) = (self.shape[n - 2], self.shape[n - 1]);
-        let matrices: usize = self.shape[..n - 2].iter().product();
-        let scale_row = self.scheme.scale_row_bytes(ins);
-        (0..matrices)
-            .into_par_iter()
-            .map(|m| {
+        let stored: Vec<usize> = [&self.shape[..n - 2], &[outs, ins]].concat();
+        let tiles = tiles::transposed_tiles(self.scheme, &stored, DECODE_BUDGET);
+        tiles
+            .par_iter()
+            .map(|&t| {
                 BUFFERS.with_borrow_mut(|b| {
                     control.check()?;
-                    let elements = ins * outs;
-                    b.wide.resize(elements, 0.0);
-                    let read = self.rows(m * outs, outs, ins, m * outs * scale_row, b)?;
+                    let read = self.tile(&stored, t, b)?;
+                    let elements = t.rows * t.cols;
                     // [out, in] to [in, out].
-                    let t = &mut b.swapped;
-                    t.resize(elements, 0.0);
-                    for (o, row) in b.wide[..elements].chunks_exact(ins).enumerate() {
+                    let swapped = &mut b.swapped;
+                    swapped.resize(elements, 0.0);
+                    for (o, row) in b.wide[..elements].chunks_exact(t.cols).enumerate() {
                         for (i, &v) in row.iter().enumerate() {
-                            t[i * outs + o] = v;
+                            swapped[i * t.rows + o] = v;
                         }
                     }
                     let out = b.output.bytes(elements * to.size());
                     let stats = kernel::convert_block(
                         FloatType::F64,
                         to,
-                        bytemuck::cast_slice(&t[..]),
+                        bytemuck::cast_slice(&swapped[..]),
                         out,
                         Rounding::NEAREST,
                     );
                     if let Some(o) = &output {
-                        o.write(out, (m * elements * to.size()) as u64)?;
+                        let (m, o0) = (t.row / outs, t.row % outs);
+                        write_runs(o, out, t.cols, t.rows == outs, |i| {
+                            ((m * ins + t.col + i) * outs + o0) * to.size()
+                        })?;
                     }
                     control.add(read);
                     Ok(stats)
@@ -581,7 +817,7 @@ fn read_scales(
     Ok(())
 }
 
-/// Which buffer a band's decoded values are in.
+/// Which buffer a run's decoded values are in.
 enum Decoded {
     /// `values`, f32.
     F32,
@@ -589,37 +825,35 @@ enum Decoded {
     F64,
 }
 
-/// A band of a decoded tensor: its first element, its element count, and the offset of its
-/// scales (block-scaled layouts; 0 otherwise).
-type Band = (usize, usize, usize);
+/// A run of elements of a decoded tensor: its first element and its element count.
+type Run = (usize, usize);
 
-/// `elements` elements in bands of `per_band` (no scales).
-fn even_bands(elements: usize, per_band: usize) -> Vec<Band> {
-    (0..elements.div_ceil(per_band))
+/// `elements` elements in runs of `per_run`.
+fn even_runs(elements: usize, per_run: usize) -> Vec<Run> {
+    (0..elements.div_ceil(per_run))
         .map(|i| {
-            let first = i * per_band;
-            (first, (elements - first).min(per_band), 0)
+            let first = i * per_run;
+            (first, (elements - first).min(per_run))
         })
         .collect()
 }
 
-/// Decodes a tensor band by band on all threads: `decode` reads a band and leaves its values
-/// in the thread's buffers, saying which, and how many input bytes it read; each band is then
+/// Decodes a tensor run by run on all threads: `decode` reads a run and leaves its values
+/// in the thread's buffers, saying which, and how many input bytes it read; each run is then
 /// stored as `to` at `output` (`None`: measured only).
-fn element_bands(
-    bands: &[Band],
+fn element_runs(
+    runs: &[Run],
     to: FloatType,
     output: Option<At<'_>>,
     control: Control<'_>,
-    decode: impl Fn(Band, &mut Buffers) -> Result<(Decoded, u64), Error> + Sync,
+    decode: impl Fn(Run, &mut Buffers) -> Result<(Decoded, u64), Error> + Sync,
 ) -> Result<FitStats, Error> {
-    bands
-        .par_iter()
-        .map(|&band| {
+    runs.par_iter()
+        .map(|&run| {
             BUFFERS.with_borrow_mut(|b| {
                 control.check()?;
-                let (first, n, _) = band;
-                let (decoded, read) = decode(band, b)?;
+                let (first, n) = run;
+                let (decoded, read) = decode(run, b)?;
                 let (from, values): (FloatType, &[u8]) = match decoded {
                     Decoded::F32 => (FloatType::F32, bytemuck::cast_slice(&b.values)),
                     Decoded::F64 => (FloatType::F64, bytemuck::cast_slice(&b.wide)),
@@ -651,9 +885,9 @@ pub fn decode_packed(
 ) -> Result<FitStats, Error> {
     let data = at(model, r);
     let elements: usize = model.entry(r).shape.iter().product();
-    let per_band = BAND_BYTES / packed.group() * packed.group();
-    let bands = even_bands(elements, per_band);
-    element_bands(&bands, to, output, control, |(first, n, _), b| {
+    let per_run = TILE_BYTES / packed.group() * packed.group();
+    let runs = even_runs(elements, per_run);
+    element_runs(&runs, to, output, control, |(first, n), b| {
         let begin = first * packed.bits() / 8;
         let end = ((first + n) * packed.bits()).div_ceil(8);
         let bytes = b.input.bytes(end - begin);
@@ -679,8 +913,8 @@ fn dequantize_per_tensor(
         .ok_or_else(|| Error::file(format!("tensor '{}' is not FP8", entry.name)))?;
     let scale = read_float_scalar(model, q.scales)?;
     let elements = (entry.end - entry.begin) as usize;
-    let bands = even_bands(elements, BAND_BYTES);
-    element_bands(&bands, to, output, control, |(first, n, _), b| {
+    let runs = even_runs(elements, TILE_BYTES);
+    element_runs(&runs, to, output, control, |(first, n), b| {
         let bytes = b.input.bytes(n);
         data.read(bytes, first as u64)?;
         widen_f32(from, bytes, &mut b.values);

@@ -8,15 +8,15 @@
 use lowp_io::layouts::Layout;
 use lowp_io::quant::Scheme;
 use lowp_io::{Error, FloatType, Options, Target};
+use safetensors::Dtype;
 use safetensors::tensor::TensorView;
-use safetensors::{Dtype, SafeTensors};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 mod common;
-use common::Rng;
+use common::{Rng, Tensors, f32s, read};
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -53,18 +53,6 @@ fn write(path: &Path, tensors: &[Tensor], metadata: Option<HashMap<String, Strin
     safetensors::serialize_to_file(views, metadata, path).unwrap();
 }
 
-/// The tensors of a file: name → (dtype, shape, bytes).
-type Tensors = HashMap<String, (Dtype, Vec<usize>, Vec<u8>)>;
-
-fn read(path: &Path) -> Tensors {
-    let bytes = std::fs::read(path).unwrap();
-    let st = SafeTensors::deserialize(&bytes).unwrap();
-    st.tensors()
-        .into_iter()
-        .map(|(n, v)| (n, (v.dtype(), v.shape().to_vec(), v.data().to_vec())))
-        .collect()
-}
-
 /// Every tensor of a model directory's `.safetensors` files.
 fn read_dir(dir: &Path) -> Tensors {
     let mut out = HashMap::new();
@@ -79,13 +67,6 @@ fn read_dir(dir: &Path) -> Tensors {
 
 fn json_file(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
 }
 
 /// Writes a model directory: one `model.safetensors` and a `config.json`.
@@ -727,10 +708,49 @@ fn gpt_oss(rng: &mut Rng, intermediate: usize) -> (Value, Vec<Tensor>) {
 #[test]
 fn gpt_oss_experts_are_transposed_into_transformers_mxfp4_and_back() {
     let dir = scratch("gptoss");
-    let input = dir.join("gptoss");
-    let (config, tensors) = gpt_oss(&mut Rng(21), 32);
+    check_gpt_oss_experts(&dir, 32);
+    // Experts of 8,320 outputs (gate_up_proj) and 4,160 inputs (down_proj): more than one tile
+    // holds, so they are read, transposed, quantized and decoded in tiles of both dimensions.
+    check_gpt_oss_experts(&dir, 4160);
+    // Experts whose input is not whole blocks of 32 (the down projection's 24) cannot be read;
+    // their module's other weight then stays too, so nothing is left to quantize.
+    let odd = dir.join("odd");
+    let (config, tensors) = gpt_oss(&mut Rng(22), 24);
+    model_dir(&odd, &config, &tensors);
+    let out = dir.join("odd-mxfp4");
+    let err = lowp_io::convert(&Options::new(
+        &odd,
+        Some(out.clone()),
+        Target::Scheme(Scheme::Mxfp4),
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("an input of 24 is not whole blocks of 32"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let report = lowp_io::convert(&Options {
+        only: vec!["*gate_up_proj".into()],
+        ..Options::new(&odd, None, Target::Scheme(Scheme::Mxfp4))
+    });
+    let err = report.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("'model.layers.0.mlp.experts.down_proj' of the same module"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Converts a gpt-oss model whose experts are `intermediate` wide to transformers' MXFP4 and
+/// back (in `dir`), checking the transposed experts against compressed-tensors' blocks of each
+/// expert transposed here, and the decoded values against the blocks.
+fn check_gpt_oss_experts(dir: &Path, intermediate: usize) {
+    let input = dir.join(format!("gptoss-{intermediate}"));
+    let (config, tensors) = gpt_oss(&mut Rng(21), intermediate);
     model_dir(&input, &config, &tensors);
-    let out = dir.join("mxfp4");
+    let out = dir.join(format!("mxfp4-{intermediate}"));
     lowp_io::convert(&Options::new(
         &input,
         Some(out.clone()),
@@ -763,7 +783,10 @@ fn gpt_oss_experts_are_transposed_into_transformers_mxfp4_and_back() {
     // The independent check of the transposition: each expert transposed here, written as a
     // 2-D weight and quantized by compressed-tensors' MXFP4 (blocks along the rows), gives the
     // same bytes as transformers' blocks.
-    for (proj, ins, outs) in [("gate_up_proj", 64, 64), ("down_proj", 32, 64)] {
+    for (proj, ins, outs) in [
+        ("gate_up_proj", 64, 2 * intermediate),
+        ("down_proj", intermediate, 64),
+    ] {
         let name = format!("model.layers.0.mlp.experts.{proj}");
         let blocks = &written[&format!("{name}_blocks")];
         let scales = &written[&format!("{name}_scales")];
@@ -826,35 +849,6 @@ fn gpt_oss_experts_are_transposed_into_transformers_mxfp4_and_back() {
             }
         }
     }
-    // Experts whose input is not whole blocks of 32 (the down projection's 24) cannot be read;
-    // their module's other weight then stays too, so nothing is left to quantize.
-    let odd = dir.join("odd");
-    let (config, tensors) = gpt_oss(&mut Rng(22), 24);
-    model_dir(&odd, &config, &tensors);
-    let out = dir.join("odd-mxfp4");
-    let err = lowp_io::convert(&Options::new(
-        &odd,
-        Some(out.clone()),
-        Target::Scheme(Scheme::Mxfp4),
-    ))
-    .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("an input of 24 is not whole blocks of 32"),
-        "{err}"
-    );
-    assert!(!out.exists());
-    let report = lowp_io::convert(&Options {
-        only: vec!["*gate_up_proj".into()],
-        ..Options::new(&odd, None, Target::Scheme(Scheme::Mxfp4))
-    });
-    let err = report.unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("'model.layers.0.mlp.experts.down_proj' of the same module"),
-        "{err}"
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

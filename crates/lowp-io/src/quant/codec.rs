@@ -56,6 +56,10 @@
 //! scale) anyway. Such blocks count in [`QuantStats::nonfinite`] (per non-finite element),
 //! not in `signal`, `noise` or `clipped_blocks`.
 
+mod long_row;
+
+pub use long_row::{LongRow, RowScan};
+
 use super::nearest_f32;
 use super::scheme::Scheme;
 use lowp::bulk::{pack_f4, random_bits, unpack_f4};
@@ -1161,6 +1165,41 @@ pub fn quantize<S: QuantSource>(
     data: &mut [u8],
     scales: &mut [u8],
 ) -> Result<QuantStats, String> {
+    let place = Place {
+        first: first_element,
+        stride: cols,
+    };
+    quantize_at(scheme, opts, src, cols, place, tensor_scale, data, scales)
+}
+
+/// Where a chunk of a tensor lies in it, for stochastic rounding, whose random bits depend on
+/// each element's index in the whole tensor: element `(r, c)` of the chunk (row `r`, column
+/// `c` of its `cols`) is element `first + r * stride + c` of the tensor. A chunk of whole rows
+/// has `stride == cols`; a tile cut from wider rows has the tensor's row length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The index in the tensor of the chunk's first element.
+    pub first: u64,
+    /// How far apart in the tensor the first elements of two consecutive rows of the chunk are.
+    pub stride: usize,
+}
+
+/// [`quantize`] for a chunk that is a tile of a tensor's rows: `src` holds `rows * cols`
+/// values, row-major, of a tile whose rows are longer in the tensor; `place` says where it
+/// lies. The result is what quantizing the whole rows would give these blocks, as long as the
+/// tile's columns start at a block boundary and end at one or at the rows' end (every block of
+/// the tile is then a block of the rows).
+#[allow(clippy::too_many_arguments)] // as quantize
+pub fn quantize_at<S: QuantSource>(
+    scheme: Scheme,
+    opts: &QuantOptions,
+    src: &[S],
+    cols: usize,
+    place: Place,
+    tensor_scale: f32,
+    data: &mut [u8],
+    scales: &mut [u8],
+) -> Result<QuantStats, String> {
     let rows = rows_of("src", scheme, src.len(), cols)?;
     check_bytes(scheme, rows, cols, data.len(), scales.len())?;
     if scheme == Scheme::Nvfp4 && !(tensor_scale >= 0.0 && tensor_scale.is_finite()) {
@@ -1175,7 +1214,8 @@ pub fn quantize<S: QuantSource>(
         scheme,
         opts: *opts,
         cols,
-        first: first_element,
+        first: place.first,
+        stride: place.stride,
         scale_2: tensor_scale,
     };
     // The whole job is compiled for the widest vectors the CPU has (the same results on
@@ -1196,8 +1236,20 @@ struct Job {
     scheme: Scheme,
     opts: QuantOptions,
     cols: usize,
+    /// The tensor index of the first element, and of each next row's ([`Place`]).
     first: u64,
+    stride: usize,
     scale_2: f32,
+}
+
+impl Job {
+    /// The tensor index of element `(r, c)` of the chunk, for stochastic rounding.
+    #[inline(always)]
+    fn index(&self, r: usize, c: usize) -> u64 {
+        self.first
+            .wrapping_add((r as u64).wrapping_mul(self.stride as u64))
+            .wrapping_add(c as u64)
+    }
 }
 
 /// Blocks of a row-wise segment.
@@ -1240,7 +1292,7 @@ impl Job {
                     srow[c0 / bc + b] = stored_bits(self.scheme, chosen[b], scans[b]) as u8;
                     divs[b] = chosen[b].div;
                 }
-                let first = self.first.wrapping_add((r * cols + c0) as u64);
+                let first = self.index(r, c0);
                 let rounding = self.opts.rounding;
                 let encoded = encode(
                     seg,
@@ -1369,7 +1421,7 @@ impl Job {
                 let mut all_widened = true;
                 for i in 0..g {
                     let at = (r0 + i) * cols + c0;
-                    let first = self.first.wrapping_add(at as u64);
+                    let first = self.index(r0 + i, c0);
                     let encoded = encode(
                         &src[at..at + w],
                         &[choice.div],
@@ -1461,7 +1513,7 @@ impl Job {
             for (k, x) in row.chunks(SEG).enumerate() {
                 let (c0, n) = (k * SEG, x.len());
                 let at = r * cols + c0;
-                let first = self.first.wrapping_add(at as u64);
+                let first = self.index(r, c0);
                 let encoded = encode(
                     x,
                     &[choice.div],

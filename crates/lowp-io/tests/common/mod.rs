@@ -28,3 +28,24 @@ impl Rng {
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
 }
+
+/// The tensors of a safetensors file: name → (dtype, shape, bytes).
+pub type Tensors = std::collections::HashMap<String, (safetensors::Dtype, Vec<usize>, Vec<u8>)>;
+
+/// Every tensor of the safetensors file at `path`.
+pub fn read(path: &std::path::Path) -> Tensors {
+    let bytes = std::fs::read(path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    st.tensors()
+        .into_iter()
+        .map(|(n, v)| (n, (v.dtype(), v.shape().to_vec(), v.data().to_vec())))
+        .collect()
+}
+
+/// Little-endian f32s.
+pub fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
