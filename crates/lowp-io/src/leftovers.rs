@@ -73,6 +73,26 @@ pub fn remove_beside(target: &Path) -> Vec<Leftover> {
     remove_dead(dir, temp_output_pid)
 }
 
+/// [`remove_beside`], never touching `input` (a file or a folder) or anything in it: a name that
+/// looks like a leftover but is an input of this run (OUT written inside a model directory,
+/// beside the model's own files) is the user's file, not a leftover.
+pub fn remove_beside_sparing(target: &Path, input: &Path) -> Vec<Leftover> {
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(spared) = input.canonicalize() else {
+        return Vec::new();
+    };
+    let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&spared));
+    if inside(dir) {
+        return Vec::new();
+    }
+    remove_dead(dir, |name| {
+        temp_output_pid(name).filter(|_| !inside(&dir.join(name)))
+    })
+}
+
 /// Removes from `dir` the entries whose name `pid_of` gives the PID of a process that is
 /// known not to be running (files, and directories with everything in them; never a symbolic
 /// link), and says which.
