@@ -63,7 +63,10 @@ fn sigterm_while_copying_the_other_files_exits_130_and_leaves_nothing() {
     };
     while !copying() {
         assert!(Instant::now() < deadline, "the copy never started");
-        assert!(child.try_wait().unwrap().is_none(), "lowp ended before the copy");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "lowp ended before the copy"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     let killed = Command::new("kill")
@@ -88,7 +91,11 @@ fn names_with_terminal_escapes_are_printed_escaped() {
     let out = dir.join("out");
     let done = lowp(&["convert", s(&input), s(&out), "--to", "bf16"]);
     let stdout = String::from_utf8_lossy(&done.stdout);
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
     assert!(stdout.contains("w\\x1b[2Jcleared"), "{stdout}");
     assert!(!done.stdout.contains(&0x1b) && !done.stderr.contains(&0x1b));
     // A file name in an error message, and in a note.
@@ -104,7 +111,10 @@ fn names_with_terminal_escapes_are_printed_escaped() {
     let noted = lowp(&["convert", "--dry-run", s(&input), "--to", "bf16"]);
     let err = String::from_utf8_lossy(&noted.stderr);
     assert!(noted.status.success(), "{err}");
-    assert!(err.contains("note: left out .hidden\\x1b[31m (hidden)"), "{err}");
+    assert!(
+        err.contains("note: left out .hidden\\x1b[31m (hidden)"),
+        "{err}"
+    );
     assert!(!noted.stderr.contains(&0x1b));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -122,9 +132,18 @@ fn fifos_are_refused_at_once_even_in_a_dry_run() {
         assert!(Command::new("mkfifo").arg(f).status().unwrap().success());
     }
     for (args, named) in [
-        (vec!["convert", s(&input), "OUT", "--to", "bf16"], "1_Pooling/config.json"),
-        (vec!["convert", "--dry-run", s(&input), "--to", "bf16"], "1_Pooling/config.json"),
-        (vec!["convert", s(&lone), "OUT.safetensors", "--to", "bf16"], "lone.safetensors"),
+        (
+            vec!["convert", s(&input), "OUT", "--to", "bf16"],
+            "1_Pooling/config.json",
+        ),
+        (
+            vec!["convert", "--dry-run", s(&input), "--to", "bf16"],
+            "1_Pooling/config.json",
+        ),
+        (
+            vec!["convert", s(&lone), "OUT.safetensors", "--to", "bf16"],
+            "lone.safetensors",
+        ),
     ] {
         let args: Vec<String> = args
             .iter()

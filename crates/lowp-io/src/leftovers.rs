@@ -10,7 +10,9 @@
 //! Only lowp's own names are touched, and only where the process is known to be gone: on
 //! Linux a PID is running while `/proc/PID` exists; elsewhere (or without `/proc`) nothing is
 //! removed. A process of another PID namespace (a container sharing the directory) is not
-//! visible in `/proc`, so two namespaces should not convert into one directory at once.
+//! visible in `/proc`, so two namespaces should not convert into one directory at once. A
+//! conversion never sweeps its own input ([`remove_beside_sparing`]): with OUT written inside a
+//! model directory, a file there named like a leftover is the model's, not lowp's.
 
 use std::ffi::OsStr;
 use std::fmt;

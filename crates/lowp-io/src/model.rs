@@ -41,7 +41,10 @@ impl<'de> serde::Deserialize<'de> for WeightMap {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an object mapping each tensor name to its file name")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<WeightMap, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<WeightMap, A::Error> {
                 let mut out = Vec::new();
                 while let Some(entry) = m.next_entry::<String, String>()? {
                     out.push(entry);

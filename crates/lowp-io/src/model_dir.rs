@@ -166,7 +166,8 @@ pub(crate) fn survey(
             .push(f);
     }
     for (folder, entries) in &by_folder {
-        let config = has(&folder.join("config.json")).then(|| root.join(folder).join("config.json"));
+        let config =
+            has(&folder.join("config.json")).then(|| root.join(folder).join("config.json"));
         let mut here = Vec::new();
         for f in entries {
             let name = file_name(&f.rel);

@@ -29,7 +29,11 @@ use std::path::PathBuf;
 /// no longer padded, with those of the padded weights kept as they are (the layouts lowp
 /// writes hold whole blocks only).
 fn output_metadata(model: &Model, jobs: &[&Job]) -> Option<HashMap<String, String>> {
-    let mut sources: Vec<usize> = jobs.iter().flat_map(|j| job_inputs(j)).map(|r| r.shard).collect();
+    let mut sources: Vec<usize> = jobs
+        .iter()
+        .flat_map(|j| job_inputs(j))
+        .map(|r| r.shard)
+        .collect();
     sources.sort_unstable();
     sources.dedup();
     let mut metadata: Option<HashMap<String, String>> = None;
@@ -73,7 +77,9 @@ fn output_metadata(model: &Model, jobs: &[&Job]) -> Option<HashMap<String, Strin
 /// The input tensors a job reads.
 fn job_inputs(job: &Job) -> Vec<TensorRef> {
     match &job.work {
-        Work::Plain { tensor, .. } | Work::Quantize { tensor, .. } | Work::Decode { tensor, .. } => {
+        Work::Plain { tensor, .. }
+        | Work::Quantize { tensor, .. }
+        | Work::Decode { tensor, .. } => {
             vec![*tensor]
         }
         Work::Dequantize { q, .. } | Work::Keep { q, .. } => q.tensors(),
@@ -91,26 +97,15 @@ fn fitted_header(
     shard: &str,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<u8>, HashMap<String, u64>), Error> {
-    loop {
-        let (header, places) = crate::safetensors::layout(metadata.clone(), entries.clone())?;
-        if header.len() as u64 - 8 <= crate::safetensors::MAX_HEADER {
-            return Ok((header, places));
-        }
+    let mut drop_largest = |metadata: &mut Option<HashMap<String, String>>| {
         let largest = metadata.as_ref().and_then(|m| {
             m.iter()
                 .filter(|(k, _)| !k.starts_with("lowp.shape."))
                 .max_by_key(|(k, v)| (k.len() + v.len(), k.to_string()))
                 .map(|(k, v)| (k.clone(), k.len() + v.len()))
         });
-        let Some((key, bytes)) = largest else {
-            return Err(Error::file(format!(
-                "{shard}: its header would take {} bytes, over safetensors' limit of {} bytes; \
-                 give a smaller --shard-size",
-                header.len() - 8,
-                crate::safetensors::MAX_HEADER
-            )));
-        };
-        if let Some(m) = &mut metadata {
+        let (key, bytes) = largest?;
+        if let Some(m) = metadata {
             m.remove(&key);
         }
         notes.push(format!(
@@ -118,6 +113,32 @@ fn fitted_header(
              header would exceed safetensors' limit of {} bytes",
             crate::safetensors::MAX_HEADER
         ));
+        Some(())
+    };
+    // The entries' own bytes are a lower bound of what they take in the header: dropping
+    // until that fits drops nothing that could have stayed, and spares laying out a header
+    // of many times the limit once per entry dropped.
+    let own = |m: &Option<HashMap<String, String>>| -> u64 {
+        m.iter()
+            .flatten()
+            .map(|(k, v)| (k.len() + v.len()) as u64)
+            .sum()
+    };
+    while own(&metadata) > crate::safetensors::MAX_HEADER && drop_largest(&mut metadata).is_some() {
+    }
+    loop {
+        let (header, places) = crate::safetensors::layout(metadata.clone(), entries.clone())?;
+        if header.len() as u64 - 8 <= crate::safetensors::MAX_HEADER {
+            return Ok((header, places));
+        }
+        if drop_largest(&mut metadata).is_none() {
+            return Err(Error::file(format!(
+                "{shard}: its header would take {} bytes, over safetensors' limit of {} bytes; \
+                 give a smaller --shard-size",
+                header.len() - 8,
+                crate::safetensors::MAX_HEADER
+            )));
+        }
     }
 }
 
@@ -235,7 +256,12 @@ fn prepare(
             })
             .collect();
         let name = if indexed {
-            format!("{}-{:05}-of-{:05}.safetensors", unit.stem, i + 1, groups.len())
+            format!(
+                "{}-{:05}-of-{:05}.safetensors",
+                unit.stem,
+                i + 1,
+                groups.len()
+            )
         } else {
             unit.single.clone()
         };
@@ -297,7 +323,8 @@ pub(crate) fn convert(opts: &Options, control: Control<'_>) -> Result<Converted,
         let shards = open_shards(opts, p, temp_dir.as_ref())?;
         for (s, group) in p.groups.iter().enumerate() {
             for &j in group {
-                let mut report = run_job(opts, &p.unit.model, &p.planned.jobs[j], &shards[s], control)?;
+                let mut report =
+                    run_job(opts, &p.unit.model, &p.planned.jobs[j], &shards[s], control)?;
                 report.name.insert_str(0, &p.unit.prefix);
                 reports.push(report);
             }
@@ -364,7 +391,11 @@ pub(crate) fn convert(opts: &Options, control: Control<'_>) -> Result<Converted,
 }
 
 /// Creates the output shards of `p` (none in a dry run) and writes their headers.
-fn open_shards(opts: &Options, p: &Prepared, dir: Option<&TempDir>) -> Result<Vec<OutShard>, Error> {
+fn open_shards(
+    opts: &Options,
+    p: &Prepared,
+    dir: Option<&TempDir>,
+) -> Result<Vec<OutShard>, Error> {
     let mut shards = Vec::new();
     for (name, header, places) in &p.shards {
         let rel = p.unit.folder.join(name);

@@ -29,7 +29,12 @@ fn write(path: &Path, tensors: &[(&str, &[f32])], metadata: Option<HashMap<Strin
         .collect();
     let views: Vec<(String, TensorView<'_>)> = bytes
         .iter()
-        .map(|(n, b, len)| (n.clone(), TensorView::new(Dtype::F32, vec![*len], b).unwrap()))
+        .map(|(n, b, len)| {
+            (
+                n.clone(),
+                TensorView::new(Dtype::F32, vec![*len], b).unwrap(),
+            )
+        })
         .collect();
     safetensors::serialize_to_file(views, metadata, path).unwrap();
 }
@@ -38,7 +43,11 @@ fn write(path: &Path, tensors: &[(&str, &[f32])], metadata: Option<HashMap<Strin
 /// transformers' `1_Pooling/config.json`.
 fn model(dir: &Path) {
     std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
-    write(&dir.join("model.safetensors"), &[("w", &[1.0, 2.5, 3.0])], None);
+    write(
+        &dir.join("model.safetensors"),
+        &[("w", &[1.0, 2.5, 3.0])],
+        None,
+    );
     std::fs::write(dir.join("config.json"), br#"{"model_type": "bert"}"#).unwrap();
     std::fs::write(dir.join("tokenizer.json"), b"{}").unwrap();
     std::fs::write(dir.join("1_Pooling/config.json"), b"{\"pooling\": 1}").unwrap();
@@ -100,7 +109,11 @@ fn links_out_of_the_model_directory_are_refused_naming_link_and_target() {
     // A file in a copied folder, a whole folder, the weights, the index, /dev/zero.
     let m = fresh("pooling");
     symlink(outside.join("secret.json"), m.join("1_Pooling/extra.json")).unwrap();
-    refused(&dir, &m, &["1_Pooling/extra.json", "secret.json", "outside the model"]);
+    refused(
+        &dir,
+        &m,
+        &["1_Pooling/extra.json", "secret.json", "outside the model"],
+    );
     let m = fresh("folder");
     symlink(&outside, m.join("data")).unwrap();
     refused(&dir, &m, &["folder/data", "outside"]);
@@ -109,8 +122,16 @@ fn links_out_of_the_model_directory_are_refused_naming_link_and_target() {
     symlink(outside.join("w.safetensors"), m.join("model.safetensors")).unwrap();
     refused(&dir, &m, &["shard/model.safetensors", "w.safetensors"]);
     let m = fresh("index");
-    symlink(outside.join("index.json"), m.join("model.safetensors.index.json")).unwrap();
-    refused(&dir, &m, &["model.safetensors.index.json", "outside/index.json"]);
+    symlink(
+        outside.join("index.json"),
+        m.join("model.safetensors.index.json"),
+    )
+    .unwrap();
+    refused(
+        &dir,
+        &m,
+        &["model.safetensors.index.json", "outside/index.json"],
+    );
     refused(
         &dir,
         &m.join("model.safetensors.index.json"),
@@ -161,7 +182,11 @@ fn links_inside_the_directory_and_the_hugging_face_cache_are_followed() {
     let fake = repo.join("elsewhere/0123abc");
     std::fs::create_dir_all(&fake).unwrap();
     symlink("../../blobs/aaa", fake.join("model.safetensors")).unwrap();
-    refused(&dir, &fake, &["model.safetensors", "outside the model directory"]);
+    refused(
+        &dir,
+        &fake,
+        &["model.safetensors", "outside the model directory"],
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -197,7 +222,11 @@ fn special_files_are_refused_without_being_opened() {
     let m = dir.join("index");
     model(&m);
     fifo(&m.join("model.safetensors.index.json"));
-    refused(&dir, &m.join("model.safetensors.index.json"), &["index.json", "FIFO"]);
+    refused(
+        &dir,
+        &m.join("model.safetensors.index.json"),
+        &["index.json", "FIFO"],
+    );
     std::fs::remove_dir_all(&m).unwrap();
     let lone = dir.join("lone.safetensors");
     fifo(&lone);
@@ -219,13 +248,29 @@ fn every_file_ends_up_in_out_converted_copied_or_reported() {
     model(&m);
     // sentence-transformers' Dense layer, a PEFT adapter, a folder with an index of its own.
     std::fs::create_dir_all(m.join("2_Dense")).unwrap();
-    write(&m.join("2_Dense/model.safetensors"), &[("linear.weight", &[0.5, 1.5])], None);
+    write(
+        &m.join("2_Dense/model.safetensors"),
+        &[("linear.weight", &[0.5, 1.5])],
+        None,
+    );
     std::fs::write(m.join("2_Dense/config.json"), b"{\"in_features\": 2}").unwrap();
     std::fs::write(m.join("modules.json"), b"[{\"path\": \"2_Dense\"}]").unwrap();
-    write(&m.join("adapter_model.safetensors"), &[("lora_A", &[3.0])], None);
+    write(
+        &m.join("adapter_model.safetensors"),
+        &[("lora_A", &[3.0])],
+        None,
+    );
     std::fs::create_dir_all(m.join("unet")).unwrap();
-    write(&m.join("unet/diffusion_pytorch_model-1.safetensors"), &[("a", &[1.0])], None);
-    write(&m.join("unet/diffusion_pytorch_model-2.safetensors"), &[("b", &[2.0])], None);
+    write(
+        &m.join("unet/diffusion_pytorch_model-1.safetensors"),
+        &[("a", &[1.0])],
+        None,
+    );
+    write(
+        &m.join("unet/diffusion_pytorch_model-2.safetensors"),
+        &[("b", &[2.0])],
+        None,
+    );
     std::fs::write(
         m.join("unet/diffusion_pytorch_model.safetensors.index.json"),
         br#"{"weight_map": {"a": "diffusion_pytorch_model-1.safetensors",
@@ -237,8 +282,7 @@ fn every_file_ends_up_in_out_converted_copied_or_reported() {
     std::fs::write(m.join(".git/HEAD"), b"ref").unwrap();
     std::fs::write(m.join(".model.safetensors.lowp-4194999-7.tmp"), b"x").unwrap();
     let out = dir.join("out");
-    let report =
-        lowp_io::convert(&Options::new(&m, Some(out.clone()), FloatType::BF16)).unwrap();
+    let report = lowp_io::convert(&Options::new(&m, Some(out.clone()), FloatType::BF16)).unwrap();
     let tensors: Vec<&str> = report.tensors.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
         tensors,
@@ -251,8 +295,14 @@ fn every_file_ends_up_in_out_converted_copied_or_reported() {
         ]
     );
     assert!(report.tensors.iter().all(|t| t.to == "BF16"));
-    assert_eq!(read(&out.join("2_Dense/model.safetensors"))["linear.weight"].0, Dtype::BF16);
-    assert_eq!(read(&out.join("adapter_model.safetensors"))["lora_A"].0, Dtype::BF16);
+    assert_eq!(
+        read(&out.join("2_Dense/model.safetensors"))["linear.weight"].0,
+        Dtype::BF16
+    );
+    assert_eq!(
+        read(&out.join("adapter_model.safetensors"))["lora_A"].0,
+        Dtype::BF16
+    );
     let index: serde_json::Value = serde_json::from_slice(
         &std::fs::read(out.join("unet/diffusion_pytorch_model.safetensors.index.json")).unwrap(),
     )
@@ -261,7 +311,12 @@ fn every_file_ends_up_in_out_converted_copied_or_reported() {
         let held = read(&out.join("unet").join(shard.as_str().unwrap()));
         assert_eq!(held[tensor].0, Dtype::BF16, "{tensor}");
     }
-    for copied in ["config.json", "tokenizer.json", "modules.json", "1_Pooling/config.json"] {
+    for copied in [
+        "config.json",
+        "tokenizer.json",
+        "modules.json",
+        "1_Pooling/config.json",
+    ] {
         assert_eq!(
             std::fs::read(out.join(copied)).unwrap(),
             std::fs::read(m.join(copied)).unwrap(),
@@ -295,7 +350,10 @@ fn every_file_ends_up_in_out_converted_copied_or_reported() {
         ..Options::new(&m, Some(out.clone()), FloatType::BF16)
     };
     let err = lowp_io::convert(&strict).unwrap_err().to_string();
-    assert!(err.contains(".git (hidden)") && err.contains("--strict"), "{err}");
+    assert!(
+        err.contains(".git (hidden)") && err.contains("--strict"),
+        "{err}"
+    );
     assert!(!out.exists());
     assert_eq!(names(&dir), ["in"]);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -310,8 +368,7 @@ fn out_inside_in_is_not_read_and_the_leftover_sweep_spares_in() {
     let lookalike = m.join(".out.lowp-4194999-1.tmp");
     std::fs::write(&lookalike, b"mine").unwrap();
     let out = m.join("out");
-    let report =
-        lowp_io::convert(&Options::new(&m, Some(out.clone()), FloatType::BF16)).unwrap();
+    let report = lowp_io::convert(&Options::new(&m, Some(out.clone()), FloatType::BF16)).unwrap();
     assert_eq!(std::fs::read(&lookalike).unwrap(), b"mine");
     assert_eq!(report.tensors.len(), 1);
     assert!(!out.join("out").exists());
@@ -372,13 +429,23 @@ fn a_cancel_in_any_phase_leaves_nothing() {
     std::fs::write(m.join("1_Pooling/big.bin"), vec![7u8; 12 << 20]).unwrap();
     // Progress counts the tensors' bytes (three f32), then the copied files'.
     let weights = 12;
-    let copied: u64 = ["config.json", "tokenizer.json", "1_Pooling/config.json", "1_Pooling/big.bin"]
-        .iter()
-        .map(|f| std::fs::metadata(m.join(f)).unwrap().len())
-        .sum();
+    let copied: u64 = [
+        "config.json",
+        "tokenizer.json",
+        "1_Pooling/config.json",
+        "1_Pooling/big.bin",
+    ]
+    .iter()
+    .map(|f| std::fs::metadata(m.join(f)).unwrap().len())
+    .sum();
     let out = dir.join("out");
     let opts = Options::new(&m, Some(out.clone()), FloatType::BF16);
-    for at in [At::Before, At::Start, At::Bytes(weights + 1), At::End(weights + copied)] {
+    for at in [
+        At::Before,
+        At::Start,
+        At::Bytes(weights + 1),
+        At::End(weights + copied),
+    ] {
         let flag = AtomicBool::new(at == At::Before);
         let progress = CancelAt {
             at,
@@ -412,8 +479,16 @@ fn merged_metadata_never_makes_a_header_over_safetensors_limit() {
         meta.insert(key.to_string(), c.to_string().repeat(60_000_000));
         meta
     };
-    write(&m.join("a.safetensors"), &[("a", &[1.0])], Some(big("notes_a", 'a')));
-    write(&m.join("b.safetensors"), &[("b", &[2.0])], Some(big("notes_b", 'b')));
+    write(
+        &m.join("a.safetensors"),
+        &[("a", &[1.0])],
+        Some(big("notes_a", 'a')),
+    );
+    write(
+        &m.join("b.safetensors"),
+        &[("b", &[2.0])],
+        Some(big("notes_b", 'b')),
+    );
     std::fs::write(
         m.join("model.safetensors.index.json"),
         br#"{"weight_map": {"a": "a.safetensors", "b": "b.safetensors"}}"#,
@@ -467,7 +542,11 @@ fn an_index_past_the_bound_is_refused_at_once() {
     let file = std::fs::File::create(&index).unwrap();
     file.set_len(lowp_io::model::MAX_INDEX + 1).unwrap();
     let start = std::time::Instant::now();
-    refused(&dir, &m, &["model.safetensors.index.json", "too large for an index"]);
+    refused(
+        &dir,
+        &m,
+        &["model.safetensors.index.json", "too large for an index"],
+    );
     assert!(start.elapsed().as_secs() < 5);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1415,7 +1415,10 @@ fn a_model_directory_is_written_as_a_directory_and_nested_models_are_their_own()
     assert!(!nested.is_empty() && nested.values().all(|t| t.0 == Dtype::F16));
     assert!(report.tensors.iter().any(|t| t.name.starts_with("bf16/")));
     assert!(
-        report.notes.iter().any(|n| n.contains("bf16") && n.contains("model of its own")),
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("bf16") && n.contains("model of its own")),
         "{:?}",
         report.notes
     );
