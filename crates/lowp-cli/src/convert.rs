@@ -3,6 +3,7 @@
 use crate::error::CliError;
 use crate::interrupt;
 use crate::output::{self, Cell, Column, Table};
+use crate::printable::printable;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use lowp_io::layouts::Layout;
@@ -114,7 +115,8 @@ pub struct ConvertArgs {
     /// Exit 1 when a tensor's verdict is `fail` (`--strict`, or `--strict=fail`), or `warn` or
     /// `fail` (`--strict=warn`), or an --only or --keep-f32 pattern matches no tensor. OUT is
     /// then not written (an existing OUT is left as it was); the report is printed, and
-    /// --report written, all the same.
+    /// --report written, all the same. With a model directory, an entry left out of it (a
+    /// hidden file or folder, a temporary of a lowp run) is an error before any work.
     #[arg(long, value_name = "LEVEL", value_enum, num_args = 0..=1, require_equals = true,
           default_missing_value = "fail")]
     strict: Option<StrictLevel>,
@@ -318,6 +320,15 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
         reports.push((to, convert(&options(to), std::io::stderr().is_terminal())?));
     }
     let seconds = start.elapsed().as_secs_f64();
+    // What was left out and what was decided: every target's run sees the same directory.
+    if let Some((_, report)) = reports.first() {
+        for skipped in &report.skipped {
+            note(&format!("left out {skipped}"));
+        }
+        for line in &report.notes {
+            note(line);
+        }
+    }
     if let Some(file) = &args.report {
         let mut runs = Vec::new();
         for (to, report) in &reports {
@@ -450,11 +461,18 @@ fn strict_hint(failed: usize, warned: usize, dry_run: bool) -> String {
     }
 }
 
+/// Prints `note: …` on stderr, a line of its own, its names made printable.
+fn note(message: &str) {
+    use std::io::Write;
+    // Nothing sensible is left to do when stderr itself is gone.
+    let _ = writeln!(std::io::stderr(), "note: {}", printable(message));
+}
+
 /// Prints `warning: …` on stderr, a line of its own.
 fn warn(message: &str) {
     use std::io::Write;
     // Nothing sensible is left to do when stderr itself is gone.
-    let _ = writeln!(std::io::stderr(), "warning: {message}");
+    let _ = writeln!(std::io::stderr(), "warning: {}", printable(message));
 }
 
 /// One row per tensor and one column of relative error per target: how several targets
@@ -478,7 +496,7 @@ fn comparison(reports: &[(Target, Report)]) -> Table {
         .enumerate()
         .map(|(i, t)| {
             let mut row = vec![
-                Cell::Text(t.name.clone()),
+                Cell::Text(printable(&t.name).into_owned()),
                 Cell::Int(i64::try_from(t.shape.iter().product::<u64>()).unwrap_or(i64::MAX)),
             ];
             for (_, report) in reports {
@@ -519,7 +537,7 @@ fn quant_table(report: &Report) -> Table {
                 }),
                 Cell::Int(i64::try_from(elements).unwrap_or(i64::MAX)),
             ];
-            row.insert(0, Cell::Text(t.name.clone()));
+            row.insert(0, Cell::Text(printable(&t.name).into_owned()));
             match &t.quant {
                 Some(q) => row.extend([
                     Cell::Text(significant(q.stats.sqnr_db())),
@@ -606,7 +624,7 @@ impl lowp_io::Progress for Bar {
         self.0.inc(bytes);
     }
     fn tensor(&self, name: &str) {
-        self.0.set_message(name.to_string());
+        self.0.set_message(printable(name).into_owned());
     }
     fn finish(&self) {
         self.0.finish_and_clear();
@@ -615,7 +633,11 @@ impl lowp_io::Progress for Bar {
         // A line of its own above the bar (printed whether or not the bar is shown).
         self.0.suspend(|| {
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "note: {leftover}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "note: {}",
+                printable(&leftover.to_string())
+            );
         });
     }
 }
@@ -725,7 +747,7 @@ fn table(report: &Report) -> Table {
         .map(|t| {
             let (verdict, why) = t.verdict(report.saturate);
             let mut row = vec![
-                Cell::Text(t.name.clone()),
+                Cell::Text(printable(&t.name).into_owned()),
                 Cell::Text(if t.stats.is_some() {
                     format!("{}→{}", t.from, t.to)
                 } else {

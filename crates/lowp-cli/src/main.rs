@@ -25,6 +25,7 @@ mod error;
 mod interrupt;
 mod kernels;
 mod output;
+mod printable;
 mod progress;
 mod train;
 mod train_plot;
@@ -416,7 +417,12 @@ fn run_accumulate(args: &AccumulateArgs) -> Result<String, CliError> {
 /// Prints `error: …` on stderr and gives the error's exit code.
 fn fail(err: &CliError) -> ExitCode {
     // Nothing sensible is left to do when stderr itself is gone.
-    let _ = writeln!(std::io::stderr(), "error: {err}");
+    // Messages name files and tensors, whose names may hold terminal escapes.
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: {}",
+        printable::printable(&err.to_string())
+    );
     ExitCode::from(u8::try_from(err.code).unwrap_or(1))
 }
 

@@ -448,7 +448,16 @@ pub fn convert_with(
         }
     }
     if let Some(out) = &opts.output {
-        for leftover in crate::leftovers::remove_beside(out) {
+        // A model directory's files are inputs, whatever their names: never swept.
+        let input_root = if opts.input.is_dir() || !Model::is_model_path(&opts.input) {
+            opts.input.clone()
+        } else {
+            opts.input
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+        };
+        for leftover in crate::leftovers::remove_beside_sparing(out, &input_root) {
             progress.removed_leftover(&leftover);
         }
     }
@@ -519,6 +528,8 @@ pub fn convert_with(
         file_bytes_in: len,
         file_bytes_out,
         written,
+        skipped: Vec::new(),
+        notes: Vec::new(),
     })
 }
 
@@ -563,13 +574,15 @@ fn convert_model(opts: &Options, control: Control<'_>) -> Result<Report, Error> 
     }
     let result = write_model::convert(opts, control);
     control.progress.finish();
-    let (tensors, file_bytes_in, file_bytes_out) = result?;
+    let done = result?;
     Ok(Report {
-        written: opts.output.is_some() && !opts.refuses(&tensors),
-        tensors,
+        written: opts.output.is_some() && !opts.refuses(&done.tensors),
+        tensors: done.tensors,
         saturate: opts.saturate,
-        file_bytes_in,
-        file_bytes_out,
+        file_bytes_in: done.bytes_in,
+        file_bytes_out: done.bytes_out,
+        skipped: done.skipped,
+        notes: done.notes,
     })
 }
 

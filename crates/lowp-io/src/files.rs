@@ -77,12 +77,62 @@ pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<()> {
     }
 }
 
-/// Opens `path` for reading and gives its length; an error names the file.
+/// Opens the regular file `path` for reading and gives its length; an error names the file.
+///
+/// Anything else (a FIFO, a socket, a device, a directory), directly or through a symbolic
+/// link, is refused before it is opened: opening a FIFO for reading waits for a writer, and a
+/// device such as `/dev/zero` never ends. The file is opened non-blocking and its type checked
+/// again on the open descriptor, so a regular file swapped for a FIFO between the two checks
+/// cannot hang the run either (regular files ignore the flag).
 pub fn open(path: &Path) -> Result<(File, u64), Error> {
-    let file = File::open(path)
-        .map_err(|e| Error::file(format!("cannot open {}: {e}", path.display())))?;
-    let len = file.metadata().map_err(|e| read_error(path, &e))?.len();
-    Ok((file, len))
+    let cannot = |why: String| Error::file(format!("cannot open {}: {why}", path.display()));
+    let meta = std::fs::metadata(path).map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, meta.file_type()));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(|e| cannot(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| read_error(path, &e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, meta.file_type()));
+    }
+    Ok((file, meta.len()))
+}
+
+/// The largest JSON side file read whole (a `config.json`, an `--activation-amax` list): a
+/// model's config is some kilobytes, so this only bounds the memory a hostile one can take.
+pub const MAX_JSON: u64 = 64 << 20;
+
+/// Reads the whole regular file `path` (a config, an index, a list of amaxes) of at most
+/// `max` bytes, through [`open`]; `what` names it in the error about its size.
+pub fn read_small(path: &Path, max: u64, what: &str) -> Result<Vec<u8>, Error> {
+    let (file, len) = open(path)?;
+    if len > max {
+        return Err(Error::file(format!(
+            "{}: {len} bytes is too large for {what} (at most {max})",
+            path.display()
+        )));
+    }
+    let mut text = vec![0u8; len as usize];
+    read_at(&file, &mut text, 0).map_err(|e| read_error(path, &e))?;
+    Ok(text)
+}
+
+/// The error for an input that is not a regular file: what it is, and where a symbolic link
+/// points.
+pub fn not_regular(path: &Path, file_type: std::fs::FileType) -> Error {
+    let link = match std::fs::read_link(path) {
+        Ok(target) => format!(" (a symbolic link to {})", target.display()),
+        Err(_) => String::new(),
+    };
+    Error::file(format!(
+        "{}{link} is {}, not a regular file: lowp reads only regular files",
+        path.display(),
+        lowp_fs::kind_of(file_type)
+    ))
 }
 
 /// The error of a failed read of `path`; an early end means the file is shorter than its

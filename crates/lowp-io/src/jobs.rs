@@ -366,7 +366,7 @@ fn read_activation_amax(
         ));
     }
     let bad = |why: String| Error::file(format!("{}: {why}", path.display()));
-    let text = std::fs::read(path).map_err(|e| crate::files::read_error(path, &e))?;
+    let text = crate::files::read_small(path, crate::files::MAX_JSON, "an amax list")?;
     let value: serde_json::Value =
         serde_json::from_slice(&text).map_err(|e| bad(format!("not valid JSON ({e})")))?;
     let Some(object) = value.as_object() else {

@@ -10,7 +10,9 @@
 //! Only lowp's own names are touched, and only where the process is known to be gone: on
 //! Linux a PID is running while `/proc/PID` exists; elsewhere (or without `/proc`) nothing is
 //! removed. A process of another PID namespace (a container sharing the directory) is not
-//! visible in `/proc`, so two namespaces should not convert into one directory at once.
+//! visible in `/proc`, so two namespaces should not convert into one directory at once. A
+//! conversion never sweeps its own input ([`remove_beside_sparing`]): with OUT written inside a
+//! model directory, a file there named like a leftover is the model's, not lowp's.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -71,6 +73,26 @@ pub fn remove_beside(target: &Path) -> Vec<Leftover> {
         _ => Path::new("."),
     };
     remove_dead(dir, temp_output_pid)
+}
+
+/// [`remove_beside`], never touching `input` (a file or a folder) or anything in it: a name that
+/// looks like a leftover but is an input of this run (OUT written inside a model directory,
+/// beside the model's own files) is the user's file, not a leftover.
+pub fn remove_beside_sparing(target: &Path, input: &Path) -> Vec<Leftover> {
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(spared) = input.canonicalize() else {
+        return Vec::new();
+    };
+    let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&spared));
+    if inside(dir) {
+        return Vec::new();
+    }
+    remove_dead(dir, |name| {
+        temp_output_pid(name).filter(|_| !inside(&dir.join(name)))
+    })
 }
 
 /// Removes from `dir` the entries whose name `pid_of` gives the PID of a process that is

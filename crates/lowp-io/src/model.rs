@@ -9,17 +9,52 @@
 use crate::error::Error;
 use crate::files;
 use crate::safetensors::{self, Entry, Header};
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// The name transformers gives the index of a sharded safetensors model.
 pub const INDEX_NAME: &str = "model.safetensors.index.json";
 
-/// The largest index accepted: an index maps names to file names, a few megabytes for the
-/// largest models published.
-const MAX_INDEX: u64 = 256 << 20;
+/// The largest index accepted. An index maps tensor names to file names: under 10 MB for the
+/// largest models published (DeepSeek-V3's is about 9 MB). Parsed, an index takes a few times
+/// its size in memory (each name as a string, once), so this bounds a hostile index's cost.
+pub const MAX_INDEX: u64 = 64 << 20;
+
+/// An index file as read: only its `weight_map`; anything else (its `metadata`) is skipped
+/// by the parser without building a tree of it.
+#[derive(serde::Deserialize)]
+struct IndexFile {
+    /// Tensor name to shard file name, in the file's order.
+    weight_map: Option<WeightMap>,
+}
+
+/// The `weight_map` object's entries in order, as strings.
+struct WeightMap(Vec<(String, String)>);
+
+impl<'de> serde::Deserialize<'de> for WeightMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WeightMap, D::Error> {
+        /// Collects the entries of an object.
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = WeightMap;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object mapping each tensor name to its file name")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<WeightMap, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = m.next_entry::<String, String>()? {
+                    out.push(entry);
+                }
+                Ok(WeightMap(out))
+            }
+        }
+        d.deserialize_map(Entries)
+    }
+}
 
 /// One safetensors file of a model.
 pub struct Shard {
@@ -96,15 +131,32 @@ impl Model {
                 .is_some_and(|e| e.eq_ignore_ascii_case("json"))
     }
 
-    /// Opens `input`: a safetensors file, an index, or a directory holding an index or
-    /// exactly one safetensors file.
+    /// Opens `input`: a safetensors file, an index, or a directory holding an index, exactly
+    /// one safetensors file, or `model.safetensors` among others.
     pub fn open(input: &Path) -> Result<Model, Error> {
+        Model::open_checked(input, &|| Ok(()))
+    }
+
+    /// [`Model::open`], calling `check` before each shard's header is read and stopping at
+    /// its error (the cancel flag).
+    pub(crate) fn open_checked(
+        input: &Path,
+        check: &dyn Fn() -> Result<(), Error>,
+    ) -> Result<Model, Error> {
         if input.is_dir() {
             let index = input.join(INDEX_NAME);
             if index.is_file() {
-                return Model::open_index(&index, input);
+                return Model::open_index(&index, input, check);
             }
             let files = safetensors_files(input)?;
+            // Beside other .safetensors files (an adapter, say), `model.safetensors` is the
+            // model; a model directory converts the others on their own.
+            let main = input.join("model.safetensors");
+            let files = if files.len() > 1 && files.contains(&main) {
+                vec![main]
+            } else {
+                files
+            };
             return match files.as_slice() {
                 [one] => Ok(Model {
                     shards: vec![open_shard(one)?],
@@ -131,7 +183,7 @@ impl Model {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 _ => PathBuf::from("."),
             };
-            return Model::open_index(input, &dir);
+            return Model::open_index(input, &dir, check);
         }
         Ok(Model {
             shards: vec![open_shard(input)?],
@@ -141,46 +193,47 @@ impl Model {
     }
 
     /// Opens the shards an index names and checks them against it.
-    fn open_index(index: &Path, dir: &Path) -> Result<Model, Error> {
+    /// `check` is called before each shard's header is read: an error from it (the cancel
+    /// flag) stops the opening.
+    pub(crate) fn open_index(
+        index: &Path,
+        dir: &Path,
+        check: &dyn Fn() -> Result<(), Error>,
+    ) -> Result<Model, Error> {
         let bad = |why: String| Error::file(format!("{}: {why}", index.display()));
-        let (file, len) = files::open(index)?;
-        if len > MAX_INDEX {
-            return Err(bad(format!("{len} bytes is too large for an index")));
-        }
-        let mut text = vec![0u8; len as usize];
-        files::read_at(&file, &mut text, 0).map_err(|e| files::read_error(index, &e))?;
-        let value: Value =
-            serde_json::from_slice(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-        let Some(map) = value.get("weight_map").and_then(Value::as_object) else {
+        let text = files::read_small(index, MAX_INDEX, "an index")?;
+        let parsed: IndexFile =
+            serde_json::from_slice(&text).map_err(|e| bad(format!("not a valid index: {e}")))?;
+        drop(text);
+        let Some(WeightMap(entries)) = parsed.weight_map else {
             return Err(bad(
                 "no \"weight_map\" object naming each tensor's file".to_string()
             ));
         };
+        let mut map: HashMap<&str, &str> = HashMap::with_capacity(entries.len());
+        for (tensor, shard) in &entries {
+            if map.insert(tensor, shard).is_some() {
+                return Err(bad(format!("tensor '{tensor}' is mapped twice")));
+            }
+        }
         // Shards in the order the index first mentions them; tensors by shard.
-        let mut order: Vec<String> = Vec::new();
-        let mut named: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (tensor, shard) in map {
-            let Some(shard) = shard.as_str() else {
-                return Err(bad(format!(
-                    "tensor '{tensor}' maps to {shard}, not a file name"
-                )));
-            };
+        let mut order: Vec<&str> = Vec::new();
+        let mut named: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (tensor, shard) in &entries {
             if Path::new(shard).components().count() != 1 || shard.starts_with('.') {
                 return Err(bad(format!(
                     "tensor '{tensor}' maps to '{shard}', which is not a file name in the \
                      model's directory"
                 )));
             }
-            if !named.contains_key(shard) {
-                order.push(shard.to_string());
+            if !named.contains_key(shard.as_str()) {
+                order.push(shard);
             }
-            named
-                .entry(shard.to_string())
-                .or_default()
-                .push(tensor.clone());
+            named.entry(shard).or_default().push(tensor);
         }
         let mut shards = Vec::new();
-        for name in &order {
+        for &name in &order {
+            check()?;
             let shard = open_shard(&dir.join(name))?;
             let held: std::collections::HashSet<&str> = shard
                 .header
@@ -188,7 +241,7 @@ impl Model {
                 .iter()
                 .map(|t| t.name.as_str())
                 .collect();
-            if let Some(missing) = named[name].iter().find(|t| !held.contains(t.as_str())) {
+            if let Some(missing) = named[name].iter().find(|t| !held.contains(*t)) {
                 return Err(bad(format!(
                     "tensor '{missing}' is mapped to {name}, which does not hold it"
                 )));
@@ -197,7 +250,7 @@ impl Model {
                 .header
                 .tensors
                 .iter()
-                .find(|t| map.get(&t.name).and_then(Value::as_str) != Some(name.as_str()))
+                .find(|t| map.get(t.name.as_str()).copied() != Some(name))
             {
                 return Err(bad(format!(
                     "{name} holds tensor '{}', which the index does not map to it",
@@ -222,37 +275,6 @@ impl Model {
             .as_ref()
             .map(|d| d.join("config.json"))
             .filter(|p| p.is_file())
-    }
-
-    /// The files and folders of the model directory that are not its weights or its index
-    /// (config, tokenizer, generation config, README, sentence-transformers' `1_Pooling/`),
-    /// sorted by name. Hidden ones are left out, and so are folders holding `.safetensors`
-    /// files (other models, such as an earlier output written inside the directory).
-    pub fn other_files(&self) -> Result<Vec<PathBuf>, Error> {
-        let Some(dir) = &self.dir else {
-            return Ok(Vec::new());
-        };
-        let shards: Vec<&Path> = self.shards.iter().map(|s| s.path.as_path()).collect();
-        let mut out = Vec::new();
-        for entry in read_dir(dir)? {
-            let name = entry.file_name().to_string_lossy().to_string();
-            let path = entry.path();
-            let weights = name.ends_with(".safetensors")
-                || name.ends_with(".safetensors.index.json")
-                || shards.contains(&path.as_path());
-            // A folder holding weights is another model (an earlier output, say), not a part of
-            // this one.
-            let other_model = path.is_dir() && !safetensors_files(&path)?.is_empty();
-            if !name.starts_with('.')
-                && !weights
-                && !other_model
-                && (path.is_file() || path.is_dir())
-            {
-                out.push(path);
-            }
-        }
-        out.sort();
-        Ok(out)
     }
 }
 

@@ -9,8 +9,10 @@
 
 use crate::error::Error;
 use crate::layouts::{Layout, Summary, modelopt};
-use crate::model::Model;
+use crate::model_dir::Contents;
+use crate::progress::Control;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +37,17 @@ impl TempDir {
                 .parent()
                 .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
         };
+        if let Ok(meta) = std::fs::symlink_metadata(target)
+            && meta.file_type().is_symlink()
+        {
+            let to = std::fs::read_link(target).unwrap_or_default();
+            return Err(Error::invalid(format!(
+                "OUT {} is a symbolic link (to {}); a model directory is written in place of \
+                 OUT, never through a link: give a new directory name",
+                target.display(),
+                to.display()
+            )));
+        }
         if let Ok(meta) = std::fs::metadata(target) {
             if !meta.is_dir() {
                 return Err(Error::invalid(format!(
@@ -77,39 +90,62 @@ impl TempDir {
         &self.target
     }
 
-    /// Creates the file `name` in the directory, for reading and writing.
-    pub fn create_file(&self, name: &str) -> Result<File, Error> {
+    /// Makes the folder `rel` (relative to the directory) in it.
+    pub fn create_dir(&self, rel: &Path) -> Result<(), Error> {
+        std::fs::create_dir(self.path.join(rel)).map_err(|e| {
+            Error::file(format!(
+                "cannot create {}: {e}",
+                self.target.join(rel).display()
+            ))
+        })
+    }
+
+    /// Creates the file `rel` (relative to the directory) in it, for reading and writing.
+    pub fn create_file(&self, rel: &Path) -> Result<File, Error> {
         OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
-            .open(self.path.join(name))
+            .open(self.path.join(rel))
             .map_err(|e| {
                 Error::file(format!(
                     "cannot create {}: {e}",
-                    self.target.join(name).display()
+                    self.target.join(rel).display()
                 ))
             })
     }
 
-    /// Writes the file `name` with `bytes`.
-    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), Error> {
-        let file = self.create_file(name)?;
+    /// Writes the file `rel` with `bytes`.
+    pub fn write(&self, rel: &Path, bytes: &[u8]) -> Result<(), Error> {
+        let file = self.create_file(rel)?;
         crate::files::write_at(&file, bytes, 0)
-            .map_err(|e| crate::files::write_error(&self.target.join(name), &e))
+            .map_err(|e| crate::files::write_error(&self.target.join(rel), &e))
     }
 
-    /// Copies the file or folder `source` into the directory under its own name (a folder
-    /// with everything in it; symbolic links are followed).
-    pub fn copy(&self, source: &Path) -> Result<(), Error> {
-        let name = source.file_name().unwrap_or_default();
-        copy_tree(source, &self.path.join(name)).map_err(|e| {
-            Error::file(format!(
-                "cannot copy {} into {}: {e}",
-                source.display(),
-                self.target.display()
-            ))
-        })
+    /// Copies the regular file `source` to `rel` in the directory, a chunk at a time, checking
+    /// the cancel flag before each chunk and reporting the bytes as progress; an error names
+    /// the file.
+    pub fn copy(&self, source: &Path, rel: &Path, control: Control<'_>) -> Result<(), Error> {
+        let (from, len) = crate::files::open(source)?;
+        let to = self.create_file(rel)?;
+        let mut buf = vec![0u8; COPY_CHUNK.min(len) as usize];
+        let mut done = 0u64;
+        while done < len {
+            control.check()?;
+            let n = COPY_CHUNK.min(len - done) as usize;
+            crate::files::read_at(&from, &mut buf[..n], done)
+                .map_err(|e| crate::files::read_error(source, &e))?;
+            crate::files::write_at(&to, &buf[..n], done).map_err(|e| {
+                Error::file(format!(
+                    "cannot copy {} to {}: {e}",
+                    source.display(),
+                    self.target.join(rel).display()
+                ))
+            })?;
+            done += n as u64;
+            control.add(n as u64);
+        }
+        Ok(())
     }
 
     /// Renames the complete directory to its target (replacing an empty directory there).
@@ -128,19 +164,8 @@ impl TempDir {
     }
 }
 
-/// Copies a file, or a folder and everything in it.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    if from.is_dir() {
-        std::fs::create_dir(to)?;
-        for entry in std::fs::read_dir(from)? {
-            let entry = entry?;
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        }
-        Ok(())
-    } else {
-        std::fs::copy(from, to).map(|_| ())
-    }
-}
+/// The bytes copied between two looks at the cancel flag: a few milliseconds of disk.
+const COPY_CHUNK: u64 = 4 << 20;
 
 impl Drop for TempDir {
     fn drop(&mut self) {
@@ -151,38 +176,54 @@ impl Drop for TempDir {
     }
 }
 
-/// Copies the model directory's other files (config, tokenizer, ...) into `dir`, with a
-/// `config.json` whose `quantization_config` says what the weights now are: the layout's
-/// (`quantization`: the layout and what its summary says) when weights were quantized, none
-/// otherwise. A config that had one and now holds plain weights (decoded, or a config that
-/// claimed a quantization its tensors did not hold) loses it, and ModelOpt's
-/// `hf_quant_config.json` goes with it; the layout's own extra files are written.
-pub(crate) fn copy_model_files(
-    model: &Model,
+/// What the model owning a folder's `config.json` writes there: whether it owns one, and its
+/// layout and summary when its weights were quantized.
+pub(crate) type Owner<'a> = Option<&'a (Layout, Summary)>;
+
+/// Copies the input's other files (config, tokenizer,
+/// sentence-transformers' `1_Pooling/config.json`, ...) into `dir`, whose folders are made. The `config.json` of a
+/// folder whose model is `owners[folder]` gets a `quantization_config` that says what the
+/// weights now are: the layout's (its summary) when weights were quantized, none otherwise. A
+/// config that had one and now holds plain weights (decoded, or a config that claimed a
+/// quantization its tensors did not hold) loses it, and ModelOpt's `hf_quant_config.json`
+/// goes with it; the layout's own extra files are written.
+pub(crate) fn copy_files(
+    contents: &Contents,
+    owners: &HashMap<PathBuf, Owner<'_>>,
     dir: &TempDir,
-    quantization: Option<&(Layout, Summary)>,
+    control: Control<'_>,
 ) -> Result<(), Error> {
-    let extra = quantization.map_or_else(Vec::new, |(layout, summary)| layout.extra_files(summary));
-    for file in model.other_files()? {
-        let name = file
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        if name == modelopt::HF_QUANT_CONFIG || extra.iter().any(|(n, _)| *n == name) {
-            continue;
-        }
-        if name == "config.json" {
-            let config = quantization.map(|(l, s)| l.quantization_config(s));
-            if let Some(out) = updated_config(&file, config)? {
-                dir.write(&name, &out)?;
+    let extras: HashMap<&PathBuf, Vec<(&str, Value)>> = owners
+        .iter()
+        .map(|(folder, q)| {
+            let extra = q.map_or_else(Vec::new, |(layout, summary)| layout.extra_files(summary));
+            (folder, extra)
+        })
+        .collect();
+    for copy in &contents.copies {
+        control.check()?;
+        let folder = copy.rel.parent().unwrap_or(Path::new("")).to_path_buf();
+        let name = copy.rel.file_name().unwrap_or_default().to_string_lossy();
+        if let (Some(quantization), Some(extra)) = (owners.get(&folder), extras.get(&folder)) {
+            if name == modelopt::HF_QUANT_CONFIG || extra.iter().any(|(n, _)| *n == name) {
                 continue;
             }
+            if name == "config.json" {
+                let config = quantization.map(|(l, s)| l.quantization_config(s));
+                if let Some(out) = updated_config(&copy.source, config)? {
+                    dir.write(&copy.rel, &out)?;
+                    control.add(copy.bytes);
+                    continue;
+                }
+            }
         }
-        dir.copy(&file)?;
+        dir.copy(&copy.source, &copy.rel, control)?;
     }
-    for (name, value) in extra {
-        dir.write(name, &pretty(&value))?;
+    for (folder, extra) in extras {
+        for (name, value) in extra {
+            control.check()?;
+            dir.write(&folder.join(name), &pretty(&value))?;
+        }
     }
     Ok(())
 }
@@ -190,7 +231,7 @@ pub(crate) fn copy_model_files(
 /// `config.json` with `quantization_config` set to `config` (removed for `None`), or `None`
 /// when the file needs no change (no quantization to write, none to remove).
 fn updated_config(file: &Path, config: Option<Value>) -> Result<Option<Vec<u8>>, Error> {
-    let text = std::fs::read(file).map_err(|e| crate::files::read_error(file, &e))?;
+    let text = crate::files::read_small(file, crate::files::MAX_JSON, "a config")?;
     let mut value: Value = serde_json::from_slice(&text).map_err(|e| {
         Error::file(format!(
             "{}: not valid JSON ({e}), so its quantization_config cannot be updated",

@@ -320,6 +320,28 @@ pub struct Report {
     /// Whether the output was written: false in a dry run, and when a verdict or an unmatched
     /// `--only` pattern met [`crate::Options::strict`].
     pub written: bool,
+    /// The entries of a model directory left out (hidden files and folders, temporaries of
+    /// lowp runs), with the reason; empty for a file.
+    pub skipped: Vec<Skipped>,
+    /// What the conversion decided that the tensors do not show: which other models of the
+    /// directory were converted on their own, which `__metadata__` entries were dropped to keep
+    /// a header within safetensors' limit.
+    pub notes: Vec<String>,
+}
+
+/// An entry of a model directory that a conversion left out, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// Its path relative to the model directory.
+    pub path: std::path::PathBuf,
+    /// Why it was left out ("hidden", "a temporary output of a lowp run").
+    pub why: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.path.display(), self.why)
+    }
 }
 
 impl Report {
@@ -426,6 +448,11 @@ impl Report {
                 "written": self.written,
                 "seconds": seconds,
             },
+            "skipped": self.skipped.iter().map(|s| json!({
+                "path": s.path.display().to_string(),
+                "why": s.why,
+            })).collect::<Vec<_>>(),
+            "notes": self.notes,
             "tensors": records,
         })
     }

@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 
-/// The largest header the safetensors crate accepts.
-const MAX_HEADER: u64 = 100_000_000;
+/// The largest header the safetensors crate accepts (and lowp reads or writes).
+pub const MAX_HEADER: u64 = 100_000_000;
 
 /// One tensor of a safetensors file.
 #[derive(Clone, Debug)]

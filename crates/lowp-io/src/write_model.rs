@@ -12,22 +12,36 @@ use crate::error::Error;
 use crate::files::{self, TempOutput};
 use crate::jobs::{Job, Work, part_bytes};
 use crate::layouts::{self, ModelInfo, Quantized, Scaling};
-use crate::model::{INDEX_NAME, Model, TensorRef};
+use crate::model::{Model, TensorRef};
+use crate::model_dir::Unit;
 use crate::outdir::TempDir;
 use crate::pipeline::{self, Files, Segment};
 use crate::progress::Control;
 use crate::quant::Scheme;
 use crate::quant_io::{self, At};
-use crate::report::{QuantReport, TensorReport};
+use crate::report::{QuantReport, Skipped, TensorReport};
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
 
-/// The output's `__metadata__`: the input's, without the padded shapes of weights that are
+/// The output shard's `__metadata__`: that of the input shards its jobs read from (so each
+/// shard's own metadata stays with its tensors), without the padded shapes of weights that are
 /// no longer padded, with those of the padded weights kept as they are (the layouts lowp
 /// writes hold whole blocks only).
 fn output_metadata(model: &Model, jobs: &[&Job]) -> Option<HashMap<String, String>> {
-    let mut metadata = model.metadata();
+    let mut sources: Vec<usize> = jobs
+        .iter()
+        .flat_map(|j| job_inputs(j))
+        .map(|r| r.shard)
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    let mut metadata: Option<HashMap<String, String>> = None;
+    for s in sources {
+        if let Some(m) = &model.shards[s].header.metadata {
+            metadata.get_or_insert_with(HashMap::new).extend(m.clone());
+        }
+    }
     let mut padded = Vec::new();
     for job in jobs {
         let (name, shape, scheme) = match &job.work {
@@ -58,6 +72,74 @@ fn output_metadata(model: &Model, jobs: &[&Job]) -> Option<HashMap<String, Strin
         metadata.get_or_insert_with(HashMap::new).extend(padded);
     }
     metadata.filter(|m| !m.is_empty())
+}
+
+/// The input tensors a job reads.
+fn job_inputs(job: &Job) -> Vec<TensorRef> {
+    match &job.work {
+        Work::Plain { tensor, .. }
+        | Work::Quantize { tensor, .. }
+        | Work::Decode { tensor, .. } => {
+            vec![*tensor]
+        }
+        Work::Dequantize { q, .. } | Work::Keep { q, .. } => q.tensors(),
+    }
+}
+
+/// The header of an output shard laid out within safetensors' limit
+/// ([`crate::safetensors::MAX_HEADER`]): when the tensors and `metadata` do not fit, the
+/// largest `__metadata__` entries are dropped until they do, each named in `notes` (lowp's own
+/// `lowp.shape.` entries are kept: they are needed to read the weights back). Tensors alone
+/// over the limit are an error.
+fn fitted_header(
+    mut metadata: Option<HashMap<String, String>>,
+    entries: Vec<(String, ::safetensors::Dtype, Vec<usize>)>,
+    shard: &str,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<u8>, HashMap<String, u64>), Error> {
+    let mut drop_largest = |metadata: &mut Option<HashMap<String, String>>| {
+        let largest = metadata.as_ref().and_then(|m| {
+            m.iter()
+                .filter(|(k, _)| !k.starts_with("lowp.shape."))
+                .max_by_key(|(k, v)| (k.len() + v.len(), k.to_string()))
+                .map(|(k, v)| (k.clone(), k.len() + v.len()))
+        });
+        let (key, bytes) = largest?;
+        if let Some(m) = metadata {
+            m.remove(&key);
+        }
+        notes.push(format!(
+            "{shard}: __metadata__ entry '{key}' ({bytes} bytes) dropped, since with it the \
+             header would exceed safetensors' limit of {} bytes",
+            crate::safetensors::MAX_HEADER
+        ));
+        Some(())
+    };
+    // The entries' own bytes are a lower bound of what they take in the header: dropping
+    // until that fits drops nothing that could have stayed, and spares laying out a header
+    // of many times the limit once per entry dropped.
+    let own = |m: &Option<HashMap<String, String>>| -> u64 {
+        m.iter()
+            .flatten()
+            .map(|(k, v)| (k.len() + v.len()) as u64)
+            .sum()
+    };
+    while own(&metadata) > crate::safetensors::MAX_HEADER && drop_largest(&mut metadata).is_some() {
+    }
+    loop {
+        let (header, places) = crate::safetensors::layout(metadata.clone(), entries.clone())?;
+        if header.len() as u64 - 8 <= crate::safetensors::MAX_HEADER {
+            return Ok((header, places));
+        }
+        if drop_largest(&mut metadata).is_none() {
+            return Err(Error::file(format!(
+                "{shard}: its header would take {} bytes, over safetensors' limit of {} bytes; \
+                 give a smaller --shard-size",
+                header.len() - 8,
+                crate::safetensors::MAX_HEADER
+            )));
+        }
+    }
 }
 
 /// The shards of the output: groups of consecutive jobs of at most `limit` bytes each (a
@@ -106,38 +188,62 @@ impl OutShard {
     }
 }
 
-/// Converts a safetensors model as `opts` says; `output` is `None` in a dry run.
-pub(crate) fn convert(
+/// What a conversion gives back: the tensors' reports, the bytes read and written, what was
+/// left out and what was decided.
+pub(crate) struct Converted {
+    /// One report per tensor, model by model.
+    pub tensors: Vec<TensorReport>,
+    /// Bytes of every model's shards.
+    pub bytes_in: u64,
+    /// Bytes of every shard written.
+    pub bytes_out: u64,
+    /// Entries of the model directory left out.
+    pub skipped: Vec<Skipped>,
+    /// Decisions to tell.
+    pub notes: Vec<String>,
+}
+
+/// One model of the input, planned and laid out, before any data is read.
+struct Prepared {
+    /// The model and where it goes.
+    unit: Unit,
+    /// Its jobs, and its quantization when some weight is quantized.
+    planned: crate::jobs::Planned,
+    /// The jobs of each output shard.
+    groups: Vec<Vec<usize>>,
+    /// Whether it is written with an index.
+    indexed: bool,
+    /// Each output shard's file name and header (with its tensors' places).
+    shards: Vec<(String, Vec<u8>, HashMap<String, u64>)>,
+}
+
+/// Plans `unit`'s tensors and lays out its output shards.
+fn prepare(
     opts: &Options,
-    control: Control<'_>,
-) -> Result<(Vec<TensorReport>, u64, u64), Error> {
-    let model = Model::open(&opts.input)?;
-    let writing = opts.output.is_some();
-    let dir_mode = model.dir.is_some();
-    if opts.shard_size.is_some() && !dir_mode {
-        return Err(Error::invalid(
-            "--shard-size shards a model directory: give IN as a directory or a \
-             model.safetensors.index.json",
-        ));
-    }
-    let config = model.config_file();
-    let info = ModelInfo::read(config.as_deref())?;
-    let planned = crate::jobs::plan(opts, &model, &info, writing)?;
-    let jobs = planned.jobs;
-    let limit = opts.shard_size.or_else(|| {
-        (model.shards.len() > 1).then(|| model.shards.iter().map(|s| s.len).max().unwrap_or(0))
-    });
+    unit: Unit,
+    writing: bool,
+    dir_mode: bool,
+    notes: &mut Vec<String>,
+) -> Result<Prepared, Error> {
+    let model = &unit.model;
+    let info = ModelInfo::read(unit.config.as_deref())?;
+    let planned = crate::jobs::plan(opts, model, &info, writing)?;
+    let jobs = &planned.jobs;
+    let limit = if unit.split {
+        opts.shard_size.or_else(|| {
+            (model.shards.len() > 1).then(|| model.shards.iter().map(|s| s.len).max().unwrap_or(0))
+        })
+    } else if model.index.is_some() {
+        Some(model.shards.iter().map(|s| s.len).max().unwrap_or(0))
+    } else {
+        None
+    };
     let groups = if dir_mode {
-        shard_jobs(&jobs, limit)
+        shard_jobs(jobs, limit)
     } else {
         vec![(0..jobs.len()).collect()]
     };
     let indexed = groups.len() > 1 || model.index.is_some();
-    let temp_dir = match (&opts.output, dir_mode) {
-        (Some(out), true) => Some(TempDir::create(out, &opts.input)?),
-        _ => None,
-    };
-    control.progress.start(model.bytes());
     let mut shards = Vec::new();
     for (i, group) in groups.iter().enumerate() {
         let members: Vec<&Job> = group.iter().map(|&j| &jobs[j]).collect();
@@ -149,53 +255,94 @@ pub(crate) fn convert(
                     .map(|p| (p.name.clone(), p.dtype, p.shape.clone()))
             })
             .collect();
-        let (header, places) =
-            crate::safetensors::layout(output_metadata(&model, &members), entries)?;
         let name = if indexed {
-            format!("model-{:05}-of-{:05}.safetensors", i + 1, groups.len())
-        } else {
-            model.shards[0].path.file_name().map_or_else(
-                || "model.safetensors".into(),
-                |n| n.to_string_lossy().to_string(),
+            format!(
+                "{}-{:05}-of-{:05}.safetensors",
+                unit.stem,
+                i + 1,
+                groups.len()
             )
+        } else {
+            unit.single.clone()
         };
-        let (path, file, temp) = match (&opts.output, &temp_dir) {
-            (None, _) => (PathBuf::from(name.as_str()), None, None),
-            (Some(_), Some(dir)) => {
-                let path = dir.target().join(&name);
-                let file = dir.create_file(&name)?;
-                (path, Some(file), None)
-            }
-            (Some(out), None) => {
-                let temp = TempOutput::create(out)?;
-                let file = temp.file().try_clone().map_err(|e| temp.error(&e))?;
-                (out.clone(), Some(file), Some(temp))
-            }
-        };
-        if let Some(f) = &file {
-            files::write_at(f, &header, 0).map_err(|e| files::write_error(&path, &e))?;
+        let shown = unit.folder.join(&name).display().to_string();
+        let (header, places) =
+            fitted_header(output_metadata(model, &members), entries, &shown, notes)?;
+        shards.push((name, header, places));
+    }
+    Ok(Prepared {
+        unit,
+        planned,
+        groups,
+        indexed,
+        shards,
+    })
+}
+
+/// Converts a safetensors model as `opts` says; `output` is `None` in a dry run. Everything
+/// that can be checked is checked before any work: the model directory's entries
+/// ([`crate::model_dir::survey`]), every model's headers, plans and output headers, OUT.
+pub(crate) fn convert(opts: &Options, control: Control<'_>) -> Result<Converted, Error> {
+    let writing = opts.output.is_some();
+    let mut contents = crate::model_dir::survey(
+        &opts.input,
+        opts.output.as_deref(),
+        opts.strict.is_some(),
+        control,
+    )?;
+    let dir_mode = contents.units[0].model.dir.is_some();
+    if opts.shard_size.is_some() && !dir_mode {
+        return Err(Error::invalid(
+            "--shard-size shards a model directory: give IN as a directory or a \
+             model.safetensors.index.json",
+        ));
+    }
+    let mut notes = contents.notes.clone();
+    let mut prepared = Vec::new();
+    let units = std::mem::take(&mut contents.units);
+    for unit in units {
+        control.check()?;
+        prepared.push(prepare(opts, unit, writing, dir_mode, &mut notes)?);
+    }
+    let temp_dir = match (&opts.output, dir_mode) {
+        (Some(out), true) => Some(TempDir::create(out, &opts.input)?),
+        _ => None,
+    };
+    let bytes_in: u64 = prepared.iter().map(|p| p.unit.model.bytes()).sum();
+    let copy_bytes: u64 = contents.copies.iter().map(|c| c.bytes).sum();
+    control.progress.start(bytes_in + copy_bytes);
+    if let Some(dir) = &temp_dir {
+        for folder in &contents.dirs {
+            control.check()?;
+            dir.create_dir(folder)?;
         }
-        shards.push(OutShard {
-            path,
-            file,
-            temp,
-            data_start: header.len() as u64,
-            places,
-        });
     }
     let mut reports = Vec::new();
-    for (s, group) in groups.iter().enumerate() {
-        for &j in group {
-            let report = run_job(opts, &model, &jobs[j], &shards[s], control)?;
-            reports.push(report);
+    let mut outputs = Vec::new();
+    for p in &prepared {
+        let shards = open_shards(opts, p, temp_dir.as_ref())?;
+        for (s, group) in p.groups.iter().enumerate() {
+            for &j in group {
+                let mut report =
+                    run_job(opts, &p.unit.model, &p.planned.jobs[j], &shards[s], control)?;
+                report.name.insert_str(0, &p.unit.prefix);
+                reports.push(report);
+            }
         }
+        outputs.push(shards);
     }
     if opts.refuses(&reports) {
         // Dropped uncommitted, the temporary files and directory are removed.
-        return Ok((reports, model.bytes(), 0));
+        return Ok(Converted {
+            tensors: reports,
+            bytes_in,
+            bytes_out: 0,
+            skipped: contents.skipped,
+            notes,
+        });
     }
     let mut bytes_out = 0;
-    for s in &shards {
+    for s in outputs.iter().flatten() {
         if let Some(f) = &s.file {
             bytes_out += f
                 .metadata()
@@ -204,21 +351,78 @@ pub(crate) fn convert(
         }
     }
     if let Some(dir) = temp_dir {
-        if indexed {
-            let index = index_json(&shards, &groups, &jobs, bytes_out);
-            dir.write(INDEX_NAME, &index)?;
+        let mut owners = HashMap::new();
+        for (p, shards) in prepared.iter().zip(&outputs) {
+            control.check()?;
+            if p.indexed {
+                let total = shards
+                    .iter()
+                    .filter_map(|s| s.file.as_ref()?.metadata().ok())
+                    .map(|m| m.len())
+                    .sum();
+                let index = index_json(shards, &p.groups, &p.planned.jobs, total);
+                let name = format!("{}.safetensors.index.json", p.unit.stem);
+                dir.write(&p.unit.folder.join(name), &index)?;
+            }
+            if p.unit.owns_config {
+                owners.insert(p.unit.folder.clone(), p.planned.quantization.as_ref());
+            }
         }
-        crate::outdir::copy_model_files(&model, &dir, planned.quantization.as_ref())?;
+        crate::outdir::copy_files(&contents, &owners, &dir, control)?;
+        // The last moment a signal can still leave nothing behind.
+        control.check()?;
         dir.commit()?;
     } else {
-        for s in shards {
+        control.check()?;
+        for s in outputs.into_iter().flatten() {
             if let Some(t) = s.temp {
                 drop(s.file);
                 t.commit()?;
             }
         }
     }
-    Ok((reports, model.bytes(), bytes_out))
+    Ok(Converted {
+        tensors: reports,
+        bytes_in,
+        bytes_out,
+        skipped: contents.skipped,
+        notes,
+    })
+}
+
+/// Creates the output shards of `p` (none in a dry run) and writes their headers.
+fn open_shards(
+    opts: &Options,
+    p: &Prepared,
+    dir: Option<&TempDir>,
+) -> Result<Vec<OutShard>, Error> {
+    let mut shards = Vec::new();
+    for (name, header, places) in &p.shards {
+        let rel = p.unit.folder.join(name);
+        let (path, file, temp) = match (&opts.output, dir) {
+            (None, _) => (rel, None, None),
+            (Some(_), Some(dir)) => {
+                let file = dir.create_file(&rel)?;
+                (dir.target().join(&rel), Some(file), None)
+            }
+            (Some(out), None) => {
+                let temp = TempOutput::create(out)?;
+                let file = temp.file().try_clone().map_err(|e| temp.error(&e))?;
+                (out.clone(), Some(file), Some(temp))
+            }
+        };
+        if let Some(f) = &file {
+            files::write_at(f, header, 0).map_err(|e| files::write_error(&path, &e))?;
+        }
+        shards.push(OutShard {
+            path,
+            file,
+            temp,
+            data_start: header.len() as u64,
+            places: places.clone(),
+        });
+    }
+    Ok(shards)
 }
 
 /// The index of a sharded output: every output tensor mapped to its shard.

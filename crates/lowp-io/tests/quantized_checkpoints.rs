@@ -1382,7 +1382,7 @@ fn malformed_quantized_inputs_are_errors_without_output() {
 }
 
 #[test]
-fn a_model_directory_is_written_as_a_directory_and_nested_models_stay_out() {
+fn a_model_directory_is_written_as_a_directory_and_nested_models_are_their_own() {
     let dir = scratch("nested");
     let input = dir.join("in");
     sharded_model(&input, &mut Rng(13));
@@ -1394,13 +1394,28 @@ fn a_model_directory_is_written_as_a_directory_and_nested_models_stay_out() {
         "{err}"
     );
     assert!(!file.exists());
-    // An output written inside the model's directory is not part of the model next time.
+    // An output written inside the model's directory is not read by the run writing it, and
+    // is a model of its own next time: converted into the same place, and said so.
     let inner = input.join("bf16");
-    lowp_io::convert(&Options::new(&input, Some(inner.clone()), FloatType::BF16)).unwrap();
+    let first =
+        lowp_io::convert(&Options::new(&input, Some(inner.clone()), FloatType::BF16)).unwrap();
+    assert!(first.notes.is_empty(), "{:?}", first.notes);
     let again = dir.join("again");
-    lowp_io::convert(&Options::new(&input, Some(again.clone()), FloatType::F16)).unwrap();
+    let report =
+        lowp_io::convert(&Options::new(&input, Some(again.clone()), FloatType::F16)).unwrap();
     assert!(inner.join("config.json").exists());
-    assert!(!again.join("bf16").exists());
+    assert!(again.join("bf16/config.json").exists());
+    let nested = read_dir(&again.join("bf16"));
+    assert!(!nested.is_empty() && nested.values().all(|t| t.0 == Dtype::F16));
+    assert!(report.tensors.iter().any(|t| t.name.starts_with("bf16/")));
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("bf16") && n.contains("model of its own")),
+        "{:?}",
+        report.notes
+    );
     assert!(again.join("1_Pooling").is_dir());
     std::fs::remove_dir_all(&dir).unwrap();
 }

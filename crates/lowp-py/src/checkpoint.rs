@@ -3,12 +3,16 @@
 use lowp_io::layouts::Layout;
 use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::{FloatType, Options, Target};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyUserWarning, PyValueError};
+use pyo3::exceptions::{
+    PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyUserWarning, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 use std::ffi::CString;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Stores a checkpoint (safetensors, .npy or .npz, or a safetensors model directory) in
 /// another float type or block-quantized scheme, and reports per tensor what that cost.
@@ -55,12 +59,18 @@ use std::path::PathBuf;
 /// verdict ("fail", "warn", "ok", "exact" or "kept"), why and shape. Figures that do not
 /// apply are None.
 ///
-/// Warns (UserWarning) for each pattern of only or keep that matches no tensor.
+/// Warns (UserWarning) for each pattern of only or keep that matches no tensor, and, for a
+/// model directory, for each entry left out (hidden files and folders, temporaries of lowp
+/// runs) and each decision the tensors do not show (another model of the directory
+/// converted on its own, whose tensors are named with its folder or file as a prefix, such
+/// as "2_Dense/linear.weight"; a __metadata__ entry dropped to keep a header within
+/// safetensors' limit).
 ///
 /// Raises ValueError for a request that cannot be carried out (an unknown type, src and dst
 /// the same file, dst of another kind than src, fp8_scale on a non-FP8 type), OSError for a
-/// file that cannot be read or written or is malformed, and KeyboardInterrupt when Ctrl-C
-/// stopped the conversion.
+/// file that cannot be read or written or is malformed (a link out of a model directory, a
+/// FIFO or device in it), and KeyboardInterrupt when Ctrl-C stopped the conversion, in any
+/// of its phases: dst is then absent, or as it was.
 #[pyfunction]
 #[pyo3(signature = (src, dst, *, to, only=None, keep=None, saturate=false, fp8_scale="none", layout=None, activation_amax=None, rest=None, rounding="nearest", seed=0, scale_search="spec", shard_size=None))]
 #[allow(clippy::too_many_arguments)]
@@ -146,11 +156,23 @@ pub fn convert<'py>(
         per_tensor_scale,
         ..Options::new(src, dst, to)
     };
-    let report = py.detach(|| lowp_io::convert(&opts)).map_err(|e| match e {
+    let report = run_interruptibly(py, &opts)?.map_err(|e| match e {
         lowp_io::Error::Invalid(m) => PyValueError::new_err(m),
         lowp_io::Error::File(m) => PyOSError::new_err(m),
         lowp_io::Error::Cancelled => PyKeyboardInterrupt::new_err(e.to_string()),
     })?;
+    // What a model directory held that the tensors do not show: entries left out, other
+    // models converted on their own, metadata dropped.
+    let said = report
+        .skipped
+        .iter()
+        .map(|s| format!("left out {s}"))
+        .chain(report.notes.iter().cloned());
+    for line in said {
+        let message = CString::new(format!("lowp.convert: {}", line.replace('\0', "\\0")))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)?;
+    }
     // A pattern that matches nothing is most likely misspelt: say so, as `lowp convert` does.
     let unmatched = opts
         .unmatched_only(&report.tensors)
@@ -172,6 +194,46 @@ pub fn convert<'py>(
     }
     Ok(list)
 }
+
+/// Runs the conversion on a thread of its own while this one, without the GIL, looks at
+/// Python's signals every few milliseconds: Ctrl-C (or any signal whose handler raises) sets
+/// the conversion's cancel flag, the conversion stops in whatever phase it is (reading
+/// headers, converting, copying the other files, before renaming), removes what it wrote,
+/// and the handler's exception (KeyboardInterrupt) is raised.
+fn run_interruptibly(
+    py: Python<'_>,
+    opts: &Options,
+) -> PyResult<Result<lowp_io::Report, lowp_io::Error>> {
+    let cancel = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| lowp_io::convert_with(opts, &lowp_io::NoProgress, &cancel));
+        let mut raised: Option<PyErr> = None;
+        while !worker.is_finished() {
+            py.detach(|| {
+                let start = Instant::now();
+                while !worker.is_finished() && start.elapsed() < SIGNAL_POLL {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            });
+            if raised.is_none()
+                && let Err(e) = py.check_signals()
+            {
+                cancel.store(true, Ordering::Relaxed);
+                raised = Some(e);
+            }
+        }
+        let result = worker
+            .join()
+            .map_err(|_| PyRuntimeError::new_err("lowp.convert: the conversion panicked"))?;
+        match raised {
+            Some(e) => Err(e),
+            None => Ok(result),
+        }
+    })
+}
+
+/// How often a running conversion looks at Python's signals.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 /// A JSON value of a report record as a Python object (numbers stay ints or floats).
 fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {

@@ -76,7 +76,7 @@ impl ModelInfo {
         let Some(path) = config else {
             return Ok(ModelInfo::default());
         };
-        let text = std::fs::read(path).map_err(|e| crate::files::read_error(path, &e))?;
+        let text = crate::files::read_small(path, crate::files::MAX_JSON, "a config")?;
         let value: Value = serde_json::from_slice(&text)
             .map_err(|e| Error::file(format!("{}: not valid JSON ({e})", path.display())))?;
         if !value.is_object() {
