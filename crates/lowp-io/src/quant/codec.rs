@@ -54,7 +54,7 @@
 //! no NaN, the zero of the opposite sign (as lowp and ml_dtypes convert NaN there). The
 //! reference decoders turn such a block into NaN (±infinity or NaN under fp8-block's infinite
 //! scale) anyway. Such blocks count in [`QuantStats::nonfinite`] (per non-finite element),
-//! not in `signal`, `noise` or `clipped_blocks`.
+//! not in `signal`, `noise`, `clipped_blocks`, `flushed` or `saturated`.
 
 use super::nearest_f32;
 use super::scheme::Scheme;
@@ -186,6 +186,19 @@ pub struct QuantStats {
     pub nonfinite: u64,
     /// The largest finite `|x|` (0 when there is none).
     pub amax: f64,
+    /// Elements flushed to zero: a non-zero `x` whose element is ±0 (subnormal inputs
+    /// included). Counted, as `signal` and `noise` are, only in blocks without NaN or infinity.
+    pub flushed: u64,
+    /// Elements saturated beyond the element format's top binade: `|x / scale|` at least
+    /// `2^(emax + 1)` (512 for E4M3, 8 for E2M1), stored as ±MAX, so that saturation took
+    /// more than an eighth (E4M3) or a quarter (E2M1) of the value. The schemes' formulas keep
+    /// a block's elements below that bound (OCP MX's shared exponent clips only within the top
+    /// binade, which [`QuantStats::clipped_blocks`] counts) unless the scale could not be
+    /// chosen: clamped to the range of its own type (an f64 amax beyond what an f32 or E8M0
+    /// scale reaches), or an nvfp4 block scale rounded among E4M3's subnormals, far below the
+    /// tensor's amax. [`ScaleSearch::Mse`] may pass it where that lowers a block's squared
+    /// error. Counted only in blocks without NaN or infinity.
+    pub saturated: u64,
 }
 
 impl QuantStats {
@@ -198,6 +211,8 @@ impl QuantStats {
         self.clipped_blocks += other.clipped_blocks;
         self.nonfinite += other.nonfinite;
         self.amax = self.amax.max(other.amax);
+        self.flushed += other.flushed;
+        self.saturated += other.saturated;
     }
 
     /// Signal-to-quantization-noise ratio in decibels, `10 log10(signal / noise)`: +infinity
@@ -588,6 +603,13 @@ trait Elem: LowpFloat {
     /// a product exact in f64 (a threshold of at most 5 bits, a step of at most 28), so no
     /// quotient is rounded.
     fn overflows(a: f64, step: f64) -> bool;
+    /// Whether a magnitude `a` divided by `step` (positive) lies beyond the top binade, at
+    /// least `2^(EMAX + 1)` ([`QuantStats::saturated`]). The product is exact in f64 (a power
+    /// of two times a step of at most 28 bits, within f64's range).
+    #[inline(always)]
+    fn beyond_top(a: f64, step: f64) -> bool {
+        a >= pow2_f64(Self::EMAX + 1) * step
+    }
     /// Writes the elements of one segment into its bytes of a data row (`out` holds exactly
     /// their bytes).
     fn store(elems: &[Self], out: &mut [u8]);
@@ -996,7 +1018,8 @@ fn block_error<S: QuantSource>(x: &[S], q: &[f32], step: f64) -> (f64, f64) {
     errors.sums()
 }
 
-/// Independent lanes of `Σ x²` and `Σ (x - q * step)²`, in f64, over any number of blocks:
+/// Independent lanes of `Σ x²` and `Σ (x - q * step)²`, in f64, and of the count of elements
+/// flushed to zero, over any number of blocks:
 /// `q * step` is exact (at most 4 + 28 bits), each difference is rounded once. The lanes let
 /// the loop run on vectors; adding them up once per segment rather than per block of 16 or 32
 /// values keeps that sum (a chain of dependent additions) off the per-element cost.
@@ -1004,6 +1027,8 @@ fn block_error<S: QuantSource>(x: &[S], q: &[f32], step: f64) -> (f64, f64) {
 struct Errors {
     sig: [[f64; 4]; 2],
     noise: [[f64; 4]; 2],
+    /// Elements flushed to zero ([`QuantStats::flushed`]), per lane.
+    flushed: [[u64; 4]; 2],
 }
 
 impl Errors {
@@ -1032,9 +1057,15 @@ impl Errors {
                 let v: [f64; 4] = core::array::from_fn(|j| x[4 * h + j].widen());
                 let y: [f64; 4] = core::array::from_fn(|j| q[4 * h + j] as f64 * step);
                 let e: [f64; 4] = core::array::from_fn(|j| v[j] - y[j]);
+                // Flushed: a non-zero value whose element is ±0, from the element itself (a
+                // zero scale makes every `y` zero, but only for blocks of zeros).
+                let z: [u64; 4] =
+                    core::array::from_fn(|j| u64::from((v[j] != 0.0) & (q[4 * h + j] == 0.0)));
                 let (sig, noise) = (&mut self.sig[h], &mut self.noise[h]);
                 *sig = core::array::from_fn(|j| sig[j] + v[j] * v[j]);
                 *noise = core::array::from_fn(|j| noise[j] + e[j] * e[j]);
+                let flushed = &mut self.flushed[h];
+                *flushed = core::array::from_fn(|j| flushed[j] + z[j]);
             }
         }
         for (j, (x, &q)) in xr.iter().zip(qr).enumerate() {
@@ -1042,6 +1073,7 @@ impl Errors {
             let e = v - q as f64 * step;
             self.sig[j / 4][j % 4] += v * v;
             self.noise[j / 4][j % 4] += e * e;
+            self.flushed[j / 4][j % 4] += u64::from((v != 0.0) & (q == 0.0));
         }
     }
 
@@ -1053,11 +1085,12 @@ impl Errors {
         )
     }
 
-    /// Adds the sums to `stats`.
+    /// Adds the sums and the flushed count to `stats`.
     fn into_stats(self, stats: &mut QuantStats) {
         let (sig, noise) = self.sums();
         stats.signal += sig;
         stats.noise += noise;
+        stats.flushed += self.flushed.iter().flatten().sum::<u64>();
     }
 }
 
@@ -1264,6 +1297,9 @@ impl Job {
                     if scans[b].nonfinite == 0 {
                         errors.add(x, q, divs[b].step());
                     }
+                    if saturates::<T>(scans[b], divs[b]) {
+                        stats.saturated += saturated_in::<S, T>(x, divs[b].step());
+                    }
                 }
                 errors.into_stats(&mut stats);
             }
@@ -1358,6 +1394,12 @@ impl Job {
             let bits = stored_bits(self.scheme, choice, scan);
             scales[4 * b..4 * b + 4].copy_from_slice(&bits.to_le_bytes());
             count_block::<T>(&mut stats, scan, choice.div);
+            if saturates::<T>(scan, choice.div) {
+                let step = choice.div.step();
+                stats.saturated += segments()
+                    .map(|x| saturated_in::<S, T>(x, step))
+                    .sum::<u64>();
+            }
             // Rows are rounded a group at a time, then the group's elements widened back in
             // one call: widening each row right after rounding it would read bytes whose
             // stores are still in flight, and wait for them.
@@ -1457,6 +1499,9 @@ impl Job {
             let bits = stored_bits(self.scheme, choice, scan);
             scales[4 * r..4 * r + 4].copy_from_slice(&bits.to_le_bytes());
             count_block::<T>(&mut stats, scan, choice.div);
+            if saturates::<T>(scan, choice.div) {
+                stats.saturated += saturated_in::<S, T>(row, choice.div.step());
+            }
             let mut errors = Errors::default();
             for (k, x) in row.chunks(SEG).enumerate() {
                 let (c0, n) = (k * SEG, x.len());
@@ -1496,6 +1541,21 @@ fn count_block<T: Elem>(stats: &mut QuantStats, scan: Scan, div: Divisor) {
     if scan.nonfinite == 0 && div != Divisor::Zero && T::overflows(scan.amax, div.step()) {
         stats.clipped_blocks += 1;
     }
+}
+
+/// Whether some element of a block of `scan` under `div` saturates beyond the top binade
+/// ([`QuantStats::saturated`]): decided from the block's amax, so that only such blocks, which
+/// the formulas almost never give, have their elements counted ([`saturated_in`]).
+#[inline(always)]
+fn saturates<T: Elem>(scan: Scan, div: Divisor) -> bool {
+    scan.nonfinite == 0 && div != Divisor::Zero && T::beyond_top(scan.amax, div.step())
+}
+
+/// The elements of `x` whose magnitude divided by `step` lies beyond `T`'s top binade.
+fn saturated_in<S: QuantSource, T: Elem>(x: &[S], step: f64) -> u64 {
+    x.iter()
+        .filter(|v| T::beyond_top(v.widen().abs(), step))
+        .count() as u64
 }
 
 /// Decodes what [`quantize`] wrote into f32s, bit for bit as the reference decoders compute in
