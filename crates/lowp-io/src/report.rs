@@ -3,7 +3,10 @@
 //!
 //! Verdicts, from worst to best (the thresholds are the `*_WARN` constants below):
 //! * `fail`: values became ±inf or NaN: a finite value overflowed (without `--saturate`) or a
-//!   non-NaN value was stored as NaN (infinity in E4M3, which has none).
+//!   non-NaN value was stored as NaN (infinity in E4M3, which has none); or, decoding a
+//!   quantized weight, some of its blocks have a bad scale: NaN, ±inf, negative, or zero over
+//!   non-zero elements ([`crate::quant::check_scales`]), which decode to NaN, infinities,
+//!   negated values or zeros that the conversion's own figures may not show.
 //! * `warn`: values saturated to ±MAX (with `--saturate`); or more than 0.1% of the elements
 //!   were flushed to zero; or more than 1% became subnormal (fewer significant bits); or the
 //!   mean relative error exceeds the target's unit roundoff (2^-(mantissa bits + 1), the most
@@ -24,7 +27,7 @@
 
 use crate::kernel::FloatType;
 use crate::layouts::Layout;
-use crate::quant::{QuantStats, Scheme};
+use crate::quant::{QuantStats, ScaleCheck, Scheme};
 use lowp::fit::FitStats;
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -62,6 +65,10 @@ pub struct TensorReport {
     pub bytes_out: u64,
     /// What block quantization cost, when the tensor was quantized.
     pub quant: Option<QuantReport>,
+    /// What checking the scales of a decoded quantized weight found (its blocks, and those
+    /// whose scale is NaN, infinite, negative, or zero over non-zero elements: see
+    /// [`crate::quant::check_scales`]); `None` for every other tensor.
+    pub scale_check: Option<ScaleCheck>,
 }
 
 /// What quantizing one weight cost.
@@ -172,9 +179,17 @@ impl TensorReport {
     /// codec's count, over `elements`), `saturated` and `saturated_share` (elements saturated
     /// beyond the top binade, see [`QuantStats::saturated`]), `bytes_per_param` (output bytes,
     /// scales included, per element), `verdict`, `why` (see [`TensorReport::verdict`], under
-    /// `saturate`) and `shape`. Figures that do not apply (a kept tensor's statistics, an
-    /// unscaled tensor's scale) and non-finite numbers are `null`.
-    pub fn record(&self, saturate: bool, with_scale: bool, with_quant: bool) -> Map<String, Value> {
+    /// `saturate`) and `shape`. When `with_checks`, before `verdict`, a decoded quantized
+    /// weight's `blocks` (unless `with_quant` put it already) and `bad_scales` (blocks whose
+    /// scale is bad, see [`crate::quant::check_scales`]). Figures that do not apply (a kept
+    /// tensor's statistics, an unscaled tensor's scale) and non-finite numbers are `null`.
+    pub fn record(
+        &self,
+        saturate: bool,
+        with_scale: bool,
+        with_quant: bool,
+        with_checks: bool,
+    ) -> Map<String, Value> {
         let count = |n: u64| json!(i64::try_from(n).unwrap_or(i64::MAX));
         let number = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
         let (verdict, why) = self.verdict(saturate);
@@ -265,6 +280,13 @@ impl TensorReport {
                 number(self.bytes_out as f64 / elements),
             );
         }
+        if with_checks {
+            let c = self.scale_check.as_ref();
+            if !with_quant {
+                map.insert("blocks".into(), c.map_or(Value::Null, |c| count(c.blocks)));
+            }
+            map.insert("bad_scales".into(), c.map_or(Value::Null, |c| count(c.bad)));
+        }
         map.insert("verdict".into(), json!(verdict.to_string()));
         map.insert("why".into(), json!(why));
         map.insert("shape".into(), json!(self.shape));
@@ -272,6 +294,11 @@ impl TensorReport {
     }
 
     /// The verdict and, unless `ok`/`exact`/`kept`, the reasons.
+    ///
+    /// A decoded quantized weight is judged as a conversion from the decoded values, and fails
+    /// besides when some of its blocks have a bad scale (`3 of 64 blocks have a bad scale
+    /// (NaN, inf, zero or negative)`, listed first): such a block decodes to NaN, infinities,
+    /// zeros or negated values, which the statistics of the conversion cannot all tell.
     pub fn verdict(&self, saturate: bool) -> (Verdict, String) {
         if let Some(q) = &self.quant {
             return q.verdict();
@@ -280,6 +307,14 @@ impl TensorReport {
             return (Verdict::Kept, self.note.clone());
         };
         let mut fails = Vec::new();
+        if let Some(c) = &self.scale_check
+            && c.bad > 0
+        {
+            fails.push(format!(
+                "{} of {} blocks have a bad scale (NaN, inf, zero or negative)",
+                c.bad, c.blocks
+            ));
+        }
         if s.overflowed > 0 && !saturate {
             fails.push(format!("{} overflowed", s.overflowed));
         }
@@ -391,9 +426,10 @@ impl Report {
     pub fn records(&self) -> Vec<Map<String, Value>> {
         let scaled = self.tensors.iter().any(|t| t.scale.is_some());
         let quantized = self.tensors.iter().any(|t| t.quant.is_some());
+        let checked = self.tensors.iter().any(|t| t.scale_check.is_some());
         self.tensors
             .iter()
-            .map(|t| t.record(self.saturate, scaled, quantized))
+            .map(|t| t.record(self.saturate, scaled, quantized, checked))
             .collect()
     }
 
@@ -479,6 +515,7 @@ impl Report {
                 "flush_warn": FLUSH_WARN,
                 "subnormal_warn": SUBNORMAL_WARN,
                 "exact": "every finite value stored exactly",
+                "decoded": "a quantized weight decoded fails when bad_scales > 0: a block scale (or NVFP4's second scale, which multiplies it) that is NaN, ±inf or negative, or zero while its block holds a non-zero element",
                 "quantized": {
                     "fail": "NaN or infinite inputs (their blocks' scales became non-finite)",
                     "warn": "saturated > 0 (beyond the elements' top binade); or flushed_to_zero > flush_warn * elements (E4M3 elements) or > flush_warn_e2m1 * elements (E2M1); or rel_frobenius_error > the elements' unit roundoff",
@@ -594,6 +631,7 @@ mod tests {
             bytes_in: 0,
             bytes_out: 0,
             quant: None,
+            scale_check: None,
         }
     }
 

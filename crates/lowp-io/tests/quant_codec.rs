@@ -11,8 +11,8 @@ use lowp::Rounding;
 use lowp::bulk::random_bits;
 use lowp::{f4e2m1fn, f8e4m3fn};
 use lowp_io::quant::{
-    ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleSearch, ScaleType, Scheme, amax,
-    dequantize, dequantize_f64, nvfp4_tensor_scale, quantize,
+    ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleCheck, ScaleSearch, ScaleType,
+    Scheme, amax, check_scales, dequantize, dequantize_f64, nvfp4_tensor_scale, quantize,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1408,6 +1408,135 @@ fn stochastic_rounding_is_unbiased() {
             back.iter().any(|&b| b > v as f64) && back.iter().any(|&b| b < v as f64 && b > 0.0)
         );
     }
+}
+
+#[test]
+fn scale_checks_match_the_reference() {
+    // Random elements with whole blocks of ±0 (and NaN elements), random scales with every
+    // special value, against the reference's judgement of each block: its factor (the
+    // decoders' `scale`, `2^(s - 127)`, `e4m3(s) * second`) NaN, infinite or negative, or zero
+    // over an element whose value is not zero.
+    let mut rng = Rng(14);
+    let specials_f32 = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        -1.5,
+        f32::from_bits(1),
+        f32::MAX,
+        0.25,
+    ];
+    let seconds = [
+        1.0f64,
+        0.0,
+        -0.0,
+        -2.0,
+        f64::NAN,
+        f64::INFINITY,
+        2f64.powi(-149),
+        3.5,
+    ];
+    for scheme in Scheme::ALL {
+        let mut seen = ScaleCheck::default();
+        for &cols in &COLS {
+            let rows = if scheme == Scheme::Fp8Block { 130 } else { 7 };
+            let (drb, srb) = (scheme.data_row_bytes(cols), scheme.scale_row_bytes(cols));
+            let mut data: Vec<u8> = (0..rows * drb).map(|_| rng.next() as u8).collect();
+            // Zero about half the blocks' elements (signs kept random).
+            let blocks = blocks_of(scheme, rows, cols);
+            for block in &blocks {
+                if rng.below(2) == 0 {
+                    for &i in block {
+                        let (r, c) = (i / cols, i % cols);
+                        if scheme.bits_per_element() == 8 {
+                            data[r * drb + c] &= 0x80;
+                        } else {
+                            data[r * drb + c / 2] &= !(0x7 << (4 * (c % 2)));
+                        }
+                    }
+                }
+            }
+            let mut scales = vec![0u8; scheme.scale_bytes(rows, cols)];
+            if scheme.float_scales() {
+                for c in scales.chunks_exact_mut(4) {
+                    let v = if rng.below(2) == 0 {
+                        specials_f32[rng.below(specials_f32.len())]
+                    } else {
+                        (rng.gauss() * 1e-3) as f32
+                    };
+                    c.copy_from_slice(&v.to_le_bytes());
+                }
+            } else {
+                let specials = [0u8, 0x7f, 0xff, 0x80, 0xfe, 1, 127, 254];
+                for b in &mut scales {
+                    *b = if rng.below(2) == 0 {
+                        specials[rng.below(specials.len())]
+                    } else {
+                        rng.next() as u8
+                    };
+                }
+            }
+            for &second in &seconds {
+                let mut want = ScaleCheck::default();
+                for block in &blocks {
+                    let (r, c) = (block[0] / cols, block[0] % cols);
+                    let (_, s) = element_and_scale(scheme, &data, &scales, cols, r, c);
+                    let factor = match scheme {
+                        Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(s) as f64,
+                        Scheme::Mxfp8 | Scheme::Mxfp4 if s == 255 => f64::NAN,
+                        Scheme::Mxfp8 | Scheme::Mxfp4 => pow2(s as i32 - 127),
+                        Scheme::Nvfp4 => e4m3(s as u8) * second,
+                    };
+                    let nonzero = block.iter().any(|&i| {
+                        let (q, _) =
+                            element_and_scale(scheme, &data, &scales, cols, i / cols, i % cols);
+                        let v = if scheme.bits_per_element() == 8 {
+                            e4m3(q)
+                        } else {
+                            e2m1(q)
+                        };
+                        v != 0.0
+                    });
+                    let bad = factor.is_nan()
+                        || factor.is_infinite()
+                        || factor < 0.0
+                        || (factor == 0.0 && nonzero);
+                    want.blocks += 1;
+                    want.bad += u64::from(bad);
+                }
+                // The codec takes fp8-block a band of 128 rows at a time, the others any rows.
+                let mut got = ScaleCheck::default();
+                let step = if scheme == Scheme::Fp8Block { 128 } else { 3 };
+                for r0 in (0..rows).step_by(step) {
+                    let r1 = (r0 + step).min(rows);
+                    let s = if scheme == Scheme::Fp8Block {
+                        &scales[r0 / 128 * srb..][..srb]
+                    } else {
+                        &scales[r0 * srb..r1 * srb]
+                    };
+                    let part =
+                        check_scales(scheme, &data[r0 * drb..r1 * drb], s, r1 - r0, cols, second)
+                            .unwrap();
+                    got.merge(&part);
+                }
+                assert_eq!(got, want, "{scheme} {rows}x{cols} second {second}");
+                if second == 1.0 {
+                    seen.merge(&want);
+                }
+            }
+        }
+        // Both kinds of block were there to be told apart.
+        assert!(seen.bad > 0 && seen.bad < seen.blocks, "{scheme}: {seen:?}");
+    }
+    // Lengths that do not fit are errors.
+    let scheme = Scheme::Mxfp8;
+    assert!(check_scales(scheme, &[0; 32], &[127], 1, 32, 1.0).is_ok());
+    assert!(check_scales(scheme, &[0; 31], &[127], 1, 32, 1.0).is_err());
+    assert!(check_scales(scheme, &[0; 32], &[], 1, 32, 1.0).is_err());
+    assert!(check_scales(scheme, &[0; 32], &[127], usize::MAX, 32, 1.0).is_err());
 }
 
 #[test]

@@ -40,7 +40,8 @@ mod nearest_f32;
 pub mod scheme;
 
 pub use codec::{
-    ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleSearch, ScaleType, amax,
-    dequantize, dequantize_f64, nvfp4_pow2_tensor_scale, nvfp4_tensor_scale, quantize,
+    ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleCheck, ScaleSearch, ScaleType,
+    amax, check_scales, dequantize, dequantize_f64, nvfp4_pow2_tensor_scale, nvfp4_tensor_scale,
+    quantize,
 };
 pub use scheme::Scheme;
