@@ -455,9 +455,10 @@ struct Decoder<'a> {
     /// What nvfp4's block scales are multiplied by in effect, for checking them: `scale_2`,
     /// or the inverse of the divided global scale (1 without a second scale).
     second: f64,
-    /// The blocks checked so far and those with a bad scale ([`quant::check_scales`]), added
-    /// by every thread.
+    /// The blocks whose scales were checked so far ([`quant::check_scales`]), added to by
+    /// every thread.
     blocks: AtomicU64,
+    /// Those of them with a bad scale.
     bad: AtomicU64,
     /// The weight's shape in the model.
     shape: &'a [usize],
@@ -505,7 +506,8 @@ impl<'a> Decoder<'a> {
     }
 
     /// Decodes `rows` stored rows of `cols` columns from stored row `first_row` (scales from
-    /// the codec's byte `scale_at`) into `b.wide`, exactly; gives the bytes read.
+    /// the codec's byte `scale_at`) into `b.wide`, exactly, and adds what checking their
+    /// scales found to the decoder's counts; gives the bytes read.
     fn rows(
         &self,
         first_row: usize,

@@ -100,9 +100,10 @@ impl QuantReport {
     /// E2M1 elements: their unit roundoff, 2^-2. Their smallest non-zero value is a twelfth of
     /// their largest, so zero is the nearest element of every value below a 24th of its
     /// block's amax: rounding alone flushes several percent of Gaussian weights (7% under
-    /// nvfp4, 8% under mxfp4; more with outliers), and [`FLUSH_WARN`] would warn of every weight.
-    /// Each flushed element has relative error 1: past this share the flushes alone make the
-    /// mean relative error exceed what rounding explains, which a conversion warns of too.
+    /// nvfp4, 8% under mxfp4; more with outliers), and [`FLUSH_WARN`] would warn of every
+    /// weight. Each flushed element has relative error 1: past this share the flushes alone
+    /// make the mean relative error exceed what rounding explains, which a conversion warns
+    /// of too.
     pub fn flush_warn_above(&self) -> f64 {
         if self.scheme.bits_per_element() == 8 {
             FLUSH_WARN
