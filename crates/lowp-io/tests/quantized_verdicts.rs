@@ -110,20 +110,23 @@ fn quantize(input: &Path, out: &Path, scheme: Scheme, layout: Layout) -> lowp_io
 }
 
 /// Rewrites the tensor `name` of `dir/model.safetensors` through `edit`.
-fn corrupt(dir: &Path, name: &str, edit: impl Fn(&mut Vec<u8>)) {
+fn corrupt(dir: &Path, name: &str, edit: impl Fn(&mut [u8])) {
     let path = dir.join("model.safetensors");
     let mut tensors = read(&path);
     let t = tensors.iter_mut().find(|t| t.0 == name).unwrap();
-    edit(&mut t.3);
+    edit(&mut t.3[..]);
     write(&path, &tensors);
 }
+
+/// Rewrites a scale tensor's bytes in place.
+type Edit = Box<dyn Fn(&mut [u8])>;
 
 /// A way of corrupting scales: its name, the scale tensor's suffix, how it rewrites the
 /// bytes, and how many blocks it makes bad.
 struct Case {
     what: &'static str,
     suffix: &'static str,
-    edit: Box<dyn Fn(&mut Vec<u8>)>,
+    edit: Edit,
     bad: u64,
 }
 
@@ -149,10 +152,10 @@ fn get_float(bytes: &[u8], i: usize, width: usize) -> f32 {
 /// The corruptions of the first `n` block scales of a float scale tensor (every one of those
 /// blocks holds non-zero elements).
 fn float_cases(suffix: &'static str, width: usize, n: usize) -> Vec<Case> {
-    let each = move |v: f32| -> Box<dyn Fn(&mut Vec<u8>)> {
-        Box::new(move |b: &mut Vec<u8>| (0..n).for_each(|i| set_float(b, i, width, v)))
+    let each = move |v: f32| -> Edit {
+        Box::new(move |b: &mut [u8]| (0..n).for_each(|i| set_float(b, i, width, v)))
     };
-    let negated: Box<dyn Fn(&mut Vec<u8>)> = Box::new(move |b: &mut Vec<u8>| {
+    let negated: Edit = Box::new(move |b: &mut [u8]| {
         (0..n).for_each(|i| {
             let v = get_float(b, i, width);
             set_float(b, i, width, -v)
@@ -178,8 +181,8 @@ fn float_cases(suffix: &'static str, width: usize, n: usize) -> Vec<Case> {
 
 /// The corruptions of the first `n` E4M3 block scales of nvfp4.
 fn e4m3_cases(n: usize) -> Vec<Case> {
-    let each = move |f: fn(u8) -> u8| -> Box<dyn Fn(&mut Vec<u8>)> {
-        Box::new(move |b: &mut Vec<u8>| b[..n].iter_mut().for_each(|s| *s = f(*s)))
+    let each = move |f: fn(u8) -> u8| -> Edit {
+        Box::new(move |b: &mut [u8]| b[..n].iter_mut().for_each(|s| *s = f(*s)))
     };
     vec![
         ("E4M3 NaN 0x7F", each(|_| 0x7f)),
@@ -208,9 +211,8 @@ fn second_cases(layout: Layout, blocks: u64, zero_blocks: u64) -> Vec<Case> {
         Layout::ModelOpt => ("_scale_2", false),
         _ => ("_global_scale", true),
     };
-    let set = |v: f32| -> Box<dyn Fn(&mut Vec<u8>)> {
-        Box::new(move |b: &mut Vec<u8>| b.copy_from_slice(&v.to_le_bytes()))
-    };
+    let set =
+        |v: f32| -> Edit { Box::new(move |b: &mut [u8]| b.copy_from_slice(&v.to_le_bytes())) };
     let nonzero = blocks - zero_blocks;
     vec![
         ("second scale NaN", set(f32::NAN), blocks),
@@ -294,7 +296,7 @@ fn corrupt_scales_fail_the_decoded_weight_and_healthy_ones_do_not() {
             Scheme::Mxfp8 | Scheme::Mxfp4 => vec![Case {
                 what: "E8M0 255",
                 suffix: scale_suffix(layout),
-                edit: Box::new(|b: &mut Vec<u8>| b[..3].fill(0xff)),
+                edit: Box::new(|b: &mut [u8]| b[..3].fill(0xff)),
                 bad: 3,
             }],
             Scheme::Nvfp4 => {
@@ -329,6 +331,40 @@ fn corrupt_scales_fail_the_decoded_weight_and_healthy_ones_do_not() {
             assert_eq!(record["blocks"], json!(blocks), "{what}");
             assert_eq!(record["verdict"], "fail", "{what}");
         }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_all_zero_weight_decodes_without_a_bad_scale() {
+    // Every block scale is zero (fp8, nvfp4) or E8M0 0, and ModelOpt's scale_2 is 0 too
+    // (amax / 2688): what valid encoders write, over zeros, decodes exactly.
+    let dir = scratch("zeros");
+    let input = dir.join("model");
+    model(&input, &[0.0; 128 * 256], 128, 256);
+    for (layout, scheme) in [
+        (Layout::Transformers, Scheme::Fp8Block),
+        (Layout::CompressedTensors, Scheme::Fp8Channel),
+        (Layout::CompressedTensors, Scheme::Mxfp4),
+        (Layout::CompressedTensors, Scheme::Nvfp4),
+        (Layout::ModelOpt, Scheme::Nvfp4),
+    ] {
+        let what = format!("{} {scheme}", layout.name());
+        let quantized = dir.join("q");
+        let report = quantize(&input, &quantized, scheme, layout);
+        assert_eq!(row(&report).verdict(false).0, Verdict::Ok, "{what}");
+        if layout == Layout::ModelOpt {
+            let t = read(&quantized.join("model.safetensors"));
+            let s2 = t
+                .iter()
+                .find(|t| t.0 == format!("{WEIGHT}_scale_2"))
+                .unwrap();
+            assert_eq!(s2.3, 0f32.to_le_bytes(), "{what}");
+        }
+        let report = decode(&quantized, &dir.join("back"));
+        let t = row(&report);
+        assert_eq!(t.scale_check.unwrap().bad, 0, "{what}");
+        assert_eq!(t.verdict(false).0, Verdict::Exact, "{what}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
