@@ -158,8 +158,13 @@ Layouts (--layout), which weights each quantizes, their names and config.json:
   Default: transformers for fp8-block, mxfp8 and gpt-oss's mxfp4; compressed-tensors for
   the others. Embeddings, lm_head, routers and norms stay unquantized (--only selects a
   head or router); every module left unquantized is listed in the config's skip list.
-A quantized weight verdict: fail if it held NaN/inf, warn if its relative Frobenius error
-exceeds its elements' unit roundoff (E4M3 2^-4, E2M1 2^-2), ok otherwise.
+A quantized weight verdict: fail if it held NaN/inf; warn if elements saturated past their
+format's top binade (|x/scale| >= 512 for E4M3, 8 for E2M1), if more than 0.1% flushed to zero
+(E4M3 elements; E2M1: more than 25%), or if its relative Frobenius error exceeds its elements'
+unit roundoff (E4M3 2^-4, E2M1 2^-2); ok otherwise. Decoding a quantized weight (--to a float
+type) also fails it when some block's scale is bad: NaN, inf, negative, or zero while the
+block holds a non-zero element (E8M0 255, E4M3 0x7F/0xFF, an NVFP4 second scale that is NaN,
+zero or negative); a zero scale over an all-zero block is what encoders write, and passes.
 
 With --fp8-scale per-tensor, a tensor W stored in FP8 was multiplied by a power of two s before
 rounding, and W.scale (F32, shape []) holds 1/s: the values are restored as W * W.scale. The

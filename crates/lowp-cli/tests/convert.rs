@@ -1097,3 +1097,73 @@ fn missing_inputs_exit_1_naming_the_path_and_the_reason() {
     assert_eq!(listing(&dir), ["out"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn strict_refuses_a_checkpoint_with_corrupt_scales() {
+    let dir = scratch("corrupt-scales");
+    // An MXFP8 weight of 4 rows of 64 (8 blocks): E4M3 1.0 everywhere, E8M0 scales 2^0 but for
+    // one 255 (NaN), which decodes its block to NaN.
+    let mut scales = vec![127u8; 8];
+    scales[5] = 0xff;
+    let data = vec![0x38u8; 4 * 64];
+    let views = [
+        (
+            "w".to_string(),
+            safetensors::tensor::TensorView::new(Dtype::F8_E4M3, vec![4, 64], &data).unwrap(),
+        ),
+        (
+            "w_scale".to_string(),
+            safetensors::tensor::TensorView::new(Dtype::U8, vec![4, 2], &scales).unwrap(),
+        ),
+    ];
+    let input = dir.join("mxfp8.safetensors");
+    safetensors::serialize_to_file(views, None, &input).unwrap();
+    let out = dir.join("bf16.safetensors");
+    let report = dir.join("r.json");
+    let (code, stdout, stderr) = run(&[
+        s(&input),
+        s(&out),
+        "--to",
+        "bf16",
+        "--strict",
+        "--report",
+        s(&report),
+    ]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "error: 1 tensor failed (--strict); {} not written\n",
+            out.display()
+        )
+    );
+    assert!(
+        stdout.contains("1 of 8 blocks have a bad scale (NaN, inf, zero or negative)"),
+        "{stdout}"
+    );
+    assert!(!out.exists());
+    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let w = &json["tensors"][0];
+    assert_eq!(
+        (&w["verdict"], &w["bad_scales"], &w["blocks"]),
+        (&"fail".into(), &1.into(), &8.into())
+    );
+    assert_eq!(json["summary"]["written"], false);
+    // Healthy scales decode, and are written.
+    scales[5] = 0;
+    let views = [
+        (
+            "w".to_string(),
+            safetensors::tensor::TensorView::new(Dtype::F8_E4M3, vec![4, 64], &data).unwrap(),
+        ),
+        (
+            "w_scale".to_string(),
+            safetensors::tensor::TensorView::new(Dtype::U8, vec![4, 2], &scales).unwrap(),
+        ),
+    ];
+    safetensors::serialize_to_file(views, None, &input).unwrap();
+    let (code, stdout, stderr) = run(&[s(&input), s(&out), "--to", "f32", "--strict"]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""), "{stdout}");
+    assert!(out.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -647,6 +647,7 @@ mod tests {
             bytes_in: 16,
             bytes_out: 16,
             quant: None,
+            scale_check: None,
         };
         let tensors = [kept("a.norm.weight"), kept("a.bias")];
         let opts = |only: &[&str], keep: &[&str], strict| Options {

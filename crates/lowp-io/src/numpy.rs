@@ -147,6 +147,7 @@ fn report(
         bytes_in,
         bytes_out,
         quant: None,
+        scale_check: None,
     }
 }
 

@@ -18,7 +18,7 @@ use crate::kernel::{self, FloatType, Rounding};
 use crate::layouts::{Quantized, Scaling, Second};
 use crate::model::Model;
 use crate::progress::Control;
-use crate::quant::{self, Place, QuantOptions, QuantStats, Scheme};
+use crate::quant::{self, Place, QuantOptions, QuantStats, ScaleCheck, Scheme};
 use crate::tiles::{self, Budget, Tile};
 use lowp::fit::FitStats;
 use lowp::prelude::LowpSliceExt;
@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use safetensors::Dtype;
 use std::fs::File;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Input bytes per tile of the row-wise schemes, as the plain pipeline's blocks.
 const TILE_BYTES: usize = 1 << 20;
@@ -599,18 +600,34 @@ pub fn at<'m>(model: &'m Model, r: crate::model::TensorRef) -> At<'m> {
 /// quotient of a number of at most 8 significant bits by an f32 cannot fall within 2^-53 of a
 /// tie of `to` (25 bits at most) without being that tie (the lemma of
 /// [`crate::quant::codec`]'s documentation). The statistics are those of storing the decoded
-/// values in `to`.
+/// values in `to` (a NaN or infinity decoded counts as in any conversion), with what checking
+/// every scale found: [`quant::check_scales`] for each block, and for a per-tensor scale
+/// one block judged the same way (bad when NaN, ±infinity, negative, or zero while some
+/// element is not).
 pub fn dequantize(
     model: &Model,
     q: &Quantized,
     to: FloatType,
     output: Option<At<'_>>,
     control: Control<'_>,
-) -> Result<FitStats, Error> {
+) -> Result<(FitStats, ScaleCheck), Error> {
     let Scaling::Blocks(scheme) = q.scaling else {
         return dequantize_per_tensor(model, q, to, output, control);
     };
     let decoder = Decoder::new(model, q, scheme)?;
+    let stats = dequantize_blocks(&decoder, q, to, output, control)?;
+    Ok((stats, decoder.checked()))
+}
+
+/// [`dequantize`] of a block-scaled weight, its scales checked into the decoder.
+fn dequantize_blocks(
+    decoder: &Decoder<'_>,
+    q: &Quantized,
+    to: FloatType,
+    output: Option<At<'_>>,
+    control: Control<'_>,
+) -> Result<FitStats, Error> {
+    let scheme = decoder.scheme;
     if q.transposed {
         return decoder.transposed(to, output, control);
     }
@@ -653,6 +670,16 @@ struct Decoder<'a> {
     multiply: f32,
     /// What the products are divided by (compressed-tensors' global scale), if anything.
     divide: Option<f64>,
+    /// What nvfp4's block scales are multiplied by in effect, for checking them: `scale_2`,
+    /// or the inverse of the divided global scale (1 without a second scale).
+    second: f64,
+    /// The blocks whose scales were checked so far ([`quant::check_scales`]), added to by
+    /// every thread.
+    blocks: AtomicU64,
+    /// Those of them with a bad scale.
+    bad: AtomicU64,
+    /// The rows of fp8-channel cut into pieces whose scale a piece found bad.
+    bad_rows: std::sync::Mutex<std::collections::BTreeSet<usize>>,
     /// The weight's shape in the model.
     shape: &'a [usize],
 }
@@ -669,6 +696,13 @@ impl<'a> Decoder<'a> {
             (Some(s), Second::Multiply) => (s, None),
             (Some(s), Second::Divide) => (1.0, Some(f64::from(s))),
         };
+        // A block scale times `1 / global_scale` is NaN, infinite, negative or zero exactly
+        // when the quotient the decoder takes is (1 / 0 is infinity, 1 / infinity zero).
+        let checked_second = match (second, q.second) {
+            (None, _) => 1.0,
+            (Some(s), Second::Multiply) => f64::from(s),
+            (Some(s), Second::Divide) => 1.0 / f64::from(s),
+        };
         Ok(Decoder {
             scheme,
             data: at(model, q.data),
@@ -676,12 +710,26 @@ impl<'a> Decoder<'a> {
             scale_dtype: model.entry(q.scales).dtype,
             multiply,
             divide,
+            second: checked_second,
+            blocks: AtomicU64::new(0),
+            bad: AtomicU64::new(0),
+            bad_rows: Default::default(),
             shape: &q.shape,
         })
     }
 
-    /// Decodes the tile `t` of the stored tensor of shape `stored` into `b.wide`, exactly;
-    /// gives the bytes read.
+    /// What checking the scales found, over every block decoded so far: a long fp8-channel
+    /// row's one block counted once, bad when any of its pieces found it so.
+    fn checked(&self) -> ScaleCheck {
+        let bad_rows = self.bad_rows.lock().map_or(0, |rows| rows.len()) as u64;
+        ScaleCheck {
+            blocks: self.blocks.load(Ordering::Relaxed),
+            bad: self.bad.load(Ordering::Relaxed) + bad_rows,
+        }
+    }
+
+    /// Decodes the tile `t` of the stored tensor of shape `stored` into `b.wide`, exactly, and
+    /// adds what checking its scales found to the decoder's counts; gives the bytes read.
     fn tile(&self, stored: &[usize], t: Tile, b: &mut Buffers) -> Result<u64, Error> {
         let scheme = self.scheme;
         let cols = stored[stored.len() - 1];
@@ -720,6 +768,22 @@ impl<'a> Decoder<'a> {
         }
         let n = t.rows * t.cols;
         b.wide.resize(n, 0.0);
+        let check = quant::check_scales(scheme, bytes, &b.scales, t.rows, t.cols, self.second)
+            .map_err(Error::file)?;
+        if t.cols < cols && scheme == Scheme::Fp8Channel {
+            // A piece of a row whose one scale the other pieces share: the row is one block.
+            if t.col == 0 {
+                self.blocks.fetch_add(1, Ordering::Relaxed);
+            }
+            if check.bad > 0 {
+                if let Ok(mut rows) = self.bad_rows.lock() {
+                    rows.insert(t.row);
+                }
+            }
+        } else {
+            self.blocks.fetch_add(check.blocks, Ordering::Relaxed);
+            self.bad.fetch_add(check.bad, Ordering::Relaxed);
+        }
         quant::dequantize_f64(
             scheme,
             bytes,
@@ -899,14 +963,15 @@ pub fn decode_packed(
 }
 
 /// Decodes an FP8 weight with one float scale: the exact product `q * scale` in f64, rounded
-/// once to `to`.
+/// once to `to`. The scale is checked as one block of [`quant::check_scales`]: bad when NaN,
+/// ±infinity or negative, or zero while some element is not ±0 (a NaN element included).
 fn dequantize_per_tensor(
     model: &Model,
     q: &Quantized,
     to: FloatType,
     output: Option<At<'_>>,
     control: Control<'_>,
-) -> Result<FitStats, Error> {
+) -> Result<(FitStats, ScaleCheck), Error> {
     let data = at(model, q.data);
     let entry = model.entry(q.data);
     let from = FloatType::from_safetensors(entry.dtype)
@@ -914,15 +979,26 @@ fn dequantize_per_tensor(
     let scale = read_float_scalar(model, q.scales)?;
     let elements = (entry.end - entry.begin) as usize;
     let runs = even_runs(elements, TILE_BYTES);
-    element_runs(&runs, to, output, control, |(first, n), b| {
+    // Both FP8 formats spell ±0 with every bit but the sign clear.
+    let nonzero = AtomicBool::new(false);
+    let stats = element_runs(&runs, to, output, control, |(first, n), b| {
         let bytes = b.input.bytes(n);
         data.read(bytes, first as u64)?;
+        if scale == 0.0 && bytes.iter().any(|e| e & 0x7f != 0) {
+            nonzero.store(true, Ordering::Relaxed);
+        }
         widen_f32(from, bytes, &mut b.values);
         b.wide.clear();
         b.wide
             .extend(b.values.iter().map(|&v| f64::from(v) * scale));
         Ok((Decoded::F64, n as u64))
-    })
+    })?;
+    let bad = !scale.is_finite() || scale < 0.0 || (scale == 0.0 && nonzero.into_inner());
+    let check = ScaleCheck {
+        blocks: 1,
+        bad: u64::from(bad),
+    };
+    Ok((stats, check))
 }
 
 /// The one value of a float tensor (F32, BF16 or F16) of `model`.

@@ -3,7 +3,10 @@
 //!
 //! Verdicts, from worst to best (the thresholds are the `*_WARN` constants below):
 //! * `fail`: values became ±inf or NaN: a finite value overflowed (without `--saturate`) or a
-//!   non-NaN value was stored as NaN (infinity in E4M3, which has none).
+//!   non-NaN value was stored as NaN (infinity in E4M3, which has none); or, decoding a
+//!   quantized weight, some of its blocks have a bad scale: NaN, ±inf, negative, or zero over
+//!   non-zero elements ([`crate::quant::check_scales`]), which decode to NaN, infinities,
+//!   negated values or zeros that the conversion's own figures may not show.
 //! * `warn`: values saturated to ±MAX (with `--saturate`); or more than 0.1% of the elements
 //!   were flushed to zero; or more than 1% became subnormal (fewer significant bits); or the
 //!   mean relative error exceeds the target's unit roundoff (2^-(mantissa bits + 1), the most
@@ -13,14 +16,18 @@
 //! * `exact`: every finite value stored exactly.
 //! * `kept`: not converted (not a float, not matched by `--only`, or already the target type).
 //!
-//! A block-quantized weight is judged by its error as a whole: `fail` when it held NaN or
-//! ±inf (its blocks' scales become NaN or infinite), `warn` when its relative Frobenius error
+//! A block-quantized weight ([`QuantReport::verdict`]) gets `fail` when it held NaN or ±inf
+//! (its blocks' scales become NaN or infinite); `warn` when elements saturated beyond the
+//! element format's top binade (any at all, as a conversion's saturation warns), when more of
+//! its elements were flushed to zero than [`QuantReport::flush_warn_above`] allows (the share
+//! of a conversion, [`FLUSH_WARN`], for E4M3 elements), or when its relative Frobenius error
 //! `‖x - x̂‖ / ‖x‖` exceeds the element format's unit roundoff (2^-4 for E4M3, 2^-2 for E2M1:
-//! what rounding alone costs when every block is well scaled), `ok` otherwise.
+//! what rounding alone costs when every block is well scaled); `ok` otherwise. The error as a
+//! whole is not enough: one huge row keeps it tiny while the rest of its block is flushed.
 
 use crate::kernel::FloatType;
 use crate::layouts::Layout;
-use crate::quant::{QuantStats, Scheme};
+use crate::quant::{QuantStats, ScaleCheck, Scheme};
 use lowp::fit::FitStats;
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -58,6 +65,10 @@ pub struct TensorReport {
     pub bytes_out: u64,
     /// What block quantization cost, when the tensor was quantized.
     pub quant: Option<QuantReport>,
+    /// What checking the scales of a decoded quantized weight found (its blocks, and those
+    /// whose scale is NaN, infinite, negative, or zero over non-zero elements: see
+    /// [`crate::quant::check_scales`]); `None` for every other tensor.
+    pub scale_check: Option<ScaleCheck>,
 }
 
 /// What quantizing one weight cost.
@@ -77,6 +88,28 @@ impl QuantReport {
     pub fn warn_above(&self) -> f64 {
         let format = self.scheme.element_format();
         2f64.powi(-(format.precision() as i32))
+    }
+
+    /// The largest share of the elements flushed to zero that does not warn.
+    ///
+    /// E4M3 elements: [`FLUSH_WARN`], as for a conversion. Their zero is reached only below
+    /// 2^-10 of a step, 2^-19 of the block's largest value: a value flushed there is lost to
+    /// the format's range, as in a conversion (a block holding values that far apart, or a
+    /// scale clamped to its type's range).
+    ///
+    /// E2M1 elements: their unit roundoff, 2^-2. Their smallest non-zero value is a twelfth of
+    /// their largest, so zero is the nearest element of every value below a 24th of its
+    /// block's amax: rounding alone flushes several percent of Gaussian weights (7% under
+    /// nvfp4, 8% under mxfp4; more with outliers), and [`FLUSH_WARN`] would warn of every
+    /// weight. Each flushed element has relative error 1: past this share the flushes alone
+    /// make the mean relative error exceed what rounding explains, which a conversion warns
+    /// of too.
+    pub fn flush_warn_above(&self) -> f64 {
+        if self.scheme.bits_per_element() == 8 {
+            FLUSH_WARN
+        } else {
+            self.warn_above()
+        }
     }
 }
 
@@ -143,10 +176,21 @@ impl TensorReport {
     /// `NAME.scale`, which restores the values as `NAME * scale`), when `with_quant` the block-quantization figures
     /// `scheme`, `sqnr_db` (10·log10(Σx² / Σ(x - x̂)²)), `rel_frobenius_error`
     /// (‖x - x̂‖ / ‖x‖), `clipped_blocks` and `blocks` (blocks whose scale made some element
-    /// saturate), `bytes_per_param` (output bytes, scales included, per element), `verdict`, `why` (see [`TensorReport::verdict`], under
-    /// `saturate`) and `shape`. Figures that do not apply (a kept tensor's statistics, an
-    /// unscaled tensor's scale) and non-finite numbers are `null`.
-    pub fn record(&self, saturate: bool, with_scale: bool, with_quant: bool) -> Map<String, Value> {
+    /// saturate), `flushed_share` (`flushed_to_zero`, which a quantized weight fills with the
+    /// codec's count, over `elements`), `saturated` and `saturated_share` (elements saturated
+    /// beyond the top binade, see [`QuantStats::saturated`]), `bytes_per_param` (output bytes,
+    /// scales included, per element), `verdict`, `why` (see [`TensorReport::verdict`], under
+    /// `saturate`) and `shape`. When `with_checks`, before `verdict`, a decoded quantized
+    /// weight's `blocks` (unless `with_quant` put it already) and `bad_scales` (blocks whose
+    /// scale is bad, see [`crate::quant::check_scales`]). Figures that do not apply (a kept
+    /// tensor's statistics, an unscaled tensor's scale) and non-finite numbers are `null`.
+    pub fn record(
+        &self,
+        saturate: bool,
+        with_scale: bool,
+        with_quant: bool,
+        with_checks: bool,
+    ) -> Map<String, Value> {
         let count = |n: u64| json!(i64::try_from(n).unwrap_or(i64::MAX));
         let number = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
         let (verdict, why) = self.verdict(saturate);
@@ -187,6 +231,10 @@ impl TensorReport {
             .map(|k| (k, Value::Null)),
         };
         map.extend(stats.map(|(k, v)| (k.to_string(), v)));
+        if let Some(q) = &self.quant {
+            // A quantized weight's flushes, counted by the codec, under the conversion's name.
+            map.insert("flushed_to_zero".into(), count(q.stats.flushed));
+        }
         map.insert("bytes_in".into(), count(self.bytes_in));
         map.insert("bytes_out".into(), count(self.bytes_out));
         if with_scale {
@@ -215,10 +263,30 @@ impl TensorReport {
                 "blocks".into(),
                 q.map_or(Value::Null, |q| count(q.stats.blocks)),
             );
+            let share = |n: u64| number(n as f64 / elements);
+            map.insert(
+                "flushed_share".into(),
+                q.map_or(Value::Null, |q| share(q.stats.flushed)),
+            );
+            map.insert(
+                "saturated".into(),
+                q.map_or(Value::Null, |q| count(q.stats.saturated)),
+            );
+            map.insert(
+                "saturated_share".into(),
+                q.map_or(Value::Null, |q| share(q.stats.saturated)),
+            );
             map.insert(
                 "bytes_per_param".into(),
                 number(self.bytes_out as f64 / elements),
             );
+        }
+        if with_checks {
+            let c = self.scale_check.as_ref();
+            if !with_quant {
+                map.insert("blocks".into(), c.map_or(Value::Null, |c| count(c.blocks)));
+            }
+            map.insert("bad_scales".into(), c.map_or(Value::Null, |c| count(c.bad)));
         }
         map.insert("verdict".into(), json!(verdict.to_string()));
         map.insert("why".into(), json!(why));
@@ -227,6 +295,11 @@ impl TensorReport {
     }
 
     /// The verdict and, unless `ok`/`exact`/`kept`, the reasons.
+    ///
+    /// A decoded quantized weight is judged as a conversion from the decoded values, and fails
+    /// besides when some of its blocks have a bad scale (`3 of 64 blocks have a bad scale
+    /// (NaN, inf, zero or negative)`, listed first): such a block decodes to NaN, infinities,
+    /// zeros or negated values, which the statistics of the conversion cannot all tell.
     pub fn verdict(&self, saturate: bool) -> (Verdict, String) {
         if let Some(q) = &self.quant {
             return q.verdict();
@@ -235,6 +308,14 @@ impl TensorReport {
             return (Verdict::Kept, self.note.clone());
         };
         let mut fails = Vec::new();
+        if let Some(c) = &self.scale_check
+            && c.bad > 0
+        {
+            fails.push(format!(
+                "{} of {} blocks have a bad scale (NaN, inf, zero or negative)",
+                c.bad, c.blocks
+            ));
+        }
         if s.overflowed > 0 && !saturate {
             fails.push(format!("{} overflowed", s.overflowed));
         }
@@ -279,28 +360,46 @@ impl TensorReport {
 }
 
 impl QuantReport {
-    /// The verdict of a quantized weight (see the module docs) and its reasons.
+    /// The verdict of a quantized weight (see the module docs) and its reasons, worded as a
+    /// conversion's: `fail` for NaN or infinite inputs; `warn` for `N saturated` (any element
+    /// saturated beyond the top binade), `X% flushed to zero` (a share above
+    /// [`QuantReport::flush_warn_above`]) or a relative error above the unit roundoff; `ok`
+    /// otherwise. A failure lists the reasons for a warning after its own. The flushed and
+    /// saturated counts cover the blocks without NaN or infinity; an empty weight is `ok`.
     pub fn verdict(&self) -> (Verdict, String) {
         let s = &self.stats;
+        let mut fails = Vec::new();
         if s.nonfinite > 0 {
-            return (
-                Verdict::Fail,
-                format!(
-                    "{} NaN or infinite inputs made their blocks' scales non-finite",
-                    s.nonfinite
-                ),
-            );
+            fails.push(format!(
+                "{} NaN or infinite inputs made their blocks' scales non-finite",
+                s.nonfinite
+            ));
         }
+        let mut warns = Vec::new();
+        if s.saturated > 0 {
+            warns.push(format!("{} saturated", s.saturated));
+        }
+        if s.flushed as f64 > self.flush_warn_above() * s.elements as f64 {
+            warns.push(format!(
+                "{} flushed to zero",
+                percent(s.flushed, s.elements)
+            ));
+        }
+        // NaN (non-finite inputs) compares false: the failure says why already.
         let error = s.rel_frobenius();
         if error > self.warn_above() {
-            return (
-                Verdict::Warn,
-                format!(
-                    "rel. error {} > {} (unit roundoff of the elements)",
-                    significant(error),
-                    significant(self.warn_above())
-                ),
-            );
+            warns.push(format!(
+                "rel. error {} > {} (unit roundoff of the elements)",
+                significant(error),
+                significant(self.warn_above())
+            ));
+        }
+        if !fails.is_empty() {
+            fails.extend(warns);
+            return (Verdict::Fail, fails.join(", "));
+        }
+        if !warns.is_empty() {
+            return (Verdict::Warn, warns.join(", "));
         }
         (Verdict::Ok, String::new())
     }
@@ -350,9 +449,10 @@ impl Report {
     pub fn records(&self) -> Vec<Map<String, Value>> {
         let scaled = self.tensors.iter().any(|t| t.scale.is_some());
         let quantized = self.tensors.iter().any(|t| t.quant.is_some());
+        let checked = self.tensors.iter().any(|t| t.scale_check.is_some());
         self.tensors
             .iter()
-            .map(|t| t.record(self.saturate, scaled, quantized))
+            .map(|t| t.record(self.saturate, scaled, quantized, checked))
             .collect()
     }
 
@@ -438,6 +538,12 @@ impl Report {
                 "flush_warn": FLUSH_WARN,
                 "subnormal_warn": SUBNORMAL_WARN,
                 "exact": "every finite value stored exactly",
+                "decoded": "a quantized weight decoded fails when bad_scales > 0: a block scale (or NVFP4's second scale, which multiplies it) that is NaN, ±inf or negative, or zero while its block holds a non-zero element",
+                "quantized": {
+                    "fail": "NaN or infinite inputs (their blocks' scales became non-finite)",
+                    "warn": "saturated > 0 (beyond the elements' top binade); or flushed_to_zero > flush_warn * elements (E4M3 elements) or > flush_warn_e2m1 * elements (E2M1); or rel_frobenius_error > the elements' unit roundoff",
+                    "flush_warn_e2m1": 0.25,
+                },
             },
             "quantization": self.quant_summary().map(|q| q.to_json()),
             "summary": {
@@ -511,6 +617,8 @@ impl QuantSummary {
             "rel_frobenius_error": number(s.rel_frobenius()),
             "blocks": s.blocks,
             "clipped_blocks": s.clipped_blocks,
+            "flushed_to_zero": s.flushed,
+            "saturated": s.saturated,
             "bytes": self.bytes,
             "bytes_per_param": number(self.bytes_per_param()),
         })
@@ -551,6 +659,7 @@ mod tests {
             bytes_in: 0,
             bytes_out: 0,
             quant: None,
+            scale_check: None,
         }
     }
 
@@ -597,6 +706,68 @@ mod tests {
             report(imprecise, FloatType::F8E5M2).verdict(false).0,
             Verdict::Ok
         );
+    }
+
+    #[test]
+    fn quantized_verdicts_count_flushes_and_saturation() {
+        let judge = |scheme: Scheme, stats: QuantStats| {
+            QuantReport {
+                scheme,
+                layout: Layout::CompressedTensors,
+                stats,
+            }
+            .verdict()
+        };
+        let base = QuantStats {
+            elements: 10_000,
+            blocks: 100,
+            signal: 100.0,
+            noise: 0.01,
+            amax: 1.0,
+            ..QuantStats::default()
+        };
+        assert_eq!(judge(Scheme::Fp8Block, base), (Verdict::Ok, String::new()));
+        // E4M3 elements: the conversion's share.
+        let few = QuantStats {
+            flushed: 10,
+            ..base
+        };
+        assert_eq!(judge(Scheme::Fp8Block, few).0, Verdict::Ok);
+        let flushed = QuantStats {
+            flushed: 11,
+            ..base
+        };
+        let (v, why) = judge(Scheme::Mxfp8, flushed);
+        assert_eq!((v, why.as_str()), (Verdict::Warn, "0.110% flushed to zero"));
+        // E2M1 elements: rounding flushes a few percent; past a quarter they warn.
+        let rounding = QuantStats {
+            flushed: 2_500,
+            ..base
+        };
+        assert_eq!(judge(Scheme::Nvfp4, rounding).0, Verdict::Ok);
+        let most = QuantStats {
+            flushed: 9_844,
+            ..base
+        };
+        let (v, why) = judge(Scheme::Nvfp4, most);
+        assert_eq!((v, why.as_str()), (Verdict::Warn, "98.4% flushed to zero"));
+        // Any saturation past the top binade warns, as a conversion's does.
+        let saturated = QuantStats {
+            saturated: 1,
+            ..base
+        };
+        let (v, why) = judge(Scheme::Mxfp4, saturated);
+        assert_eq!((v, why.as_str()), (Verdict::Warn, "1 saturated"));
+        // A failure lists the warnings after its own reason.
+        let both = QuantStats {
+            nonfinite: 2,
+            flushed: 9_844,
+            ..base
+        };
+        let (v, why) = judge(Scheme::Fp8Block, both);
+        assert_eq!(v, Verdict::Fail);
+        assert!(why.ends_with(", 98.4% flushed to zero"), "{why}");
+        assert_eq!(judge(Scheme::Nvfp4, QuantStats::default()).0, Verdict::Ok);
     }
 
     #[test]

@@ -494,6 +494,7 @@ fn run_job(
                 bytes_in: t.end - t.begin,
                 bytes_out,
                 quant: None,
+                scale_check: None,
             })
         }
         Work::Quantize {
@@ -543,11 +544,13 @@ fn run_job(
                     layout: *layout,
                     stats,
                 }),
+                scale_check: None,
             })
         }
         Work::Dequantize { q, to } => {
-            let stats = quant_io::dequantize(model, q, *to, shard.at(&q.name), control)
-                .map_err(|e| e.about(&q.name))?;
+            let (stats, scale_check) =
+                quant_io::dequantize(model, q, *to, shard.at(&q.name), control)
+                    .map_err(|e| e.about(&q.name))?;
             Ok(TensorReport {
                 name: q.name.clone(),
                 shape: q.shape.iter().map(|&d| d as u64).collect(),
@@ -560,6 +563,7 @@ fn run_job(
                 bytes_in: quantized_bytes(model, q),
                 bytes_out,
                 quant: None,
+                scale_check: Some(scale_check),
             })
         }
         Work::Decode { tensor, packed, to } => {
@@ -579,6 +583,7 @@ fn run_job(
                 bytes_in: t.end - t.begin,
                 bytes_out,
                 quant: None,
+                scale_check: None,
             })
         }
         Work::Keep { q, note } => {
@@ -602,6 +607,7 @@ fn run_job(
                 bytes_in: quantized_bytes(model, q),
                 bytes_out,
                 quant: None,
+                scale_check: None,
             })
         }
     }

@@ -195,3 +195,40 @@ fn fp8_block_bands_wider_than_a_tile_quantize_and_decode_as_whole_bands() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_long_row_is_one_block_whose_bad_scale_any_piece_may_find() {
+    // fp8-channel rows of 600,000 values decode in pieces; each row is still one block. Row 0
+    // gets a NaN scale, row 1 (all zero in its first pieces, not after) a zero scale, row 2
+    // keeps its own: 2 of 3 blocks are bad, whichever piece saw it.
+    let dir = scratch("bad-scales");
+    let (rows, cols) = (3, 600_000);
+    let mut x = values(rows, cols, &mut Rng(13));
+    x[cols..cols + 560_000].fill(0.0);
+    let input = dir.join("in.safetensors");
+    let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let view = TensorView::new(Dtype::F32, vec![rows, cols], &bytes).unwrap();
+    safetensors::serialize_to_file([("x.weight", view)], None, &input).unwrap();
+    let quantized = dir.join("q.safetensors");
+    let mut o = Options::new(
+        &input,
+        Some(quantized.clone()),
+        Target::Scheme(Scheme::Fp8Channel),
+    );
+    o.layout = Some(Layout::CompressedTensors);
+    lowp_io::convert(&o).unwrap();
+    let mut tensors = read(&quantized);
+    let scale = &mut tensors.get_mut("x.weight_scale").unwrap().2;
+    scale[..4].copy_from_slice(&f32::NAN.to_le_bytes());
+    scale[4..8].copy_from_slice(&0f32.to_le_bytes());
+    let corrupt = dir.join("corrupt.safetensors");
+    let views: Vec<(String, TensorView<'_>)> = tensors
+        .iter()
+        .map(|(n, (d, s, b))| (n.clone(), TensorView::new(*d, s.clone(), b).unwrap()))
+        .collect();
+    safetensors::serialize_to_file(views, None, &corrupt).unwrap();
+    let report = lowp_io::convert(&Options::new(&corrupt, None, FloatType::BF16)).unwrap();
+    let check = report.tensors[0].scale_check.unwrap();
+    assert_eq!((check.blocks, check.bad), (3, 2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -11,8 +11,8 @@ use lowp::Rounding;
 use lowp::bulk::random_bits;
 use lowp::{f4e2m1fn, f8e4m3fn};
 use lowp_io::quant::{
-    ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleSearch, ScaleType, Scheme, amax,
-    dequantize, dequantize_f64, nvfp4_tensor_scale, quantize,
+    ElementRounding, QuantOptions, QuantSource, QuantStats, ScaleCheck, ScaleSearch, ScaleType,
+    Scheme, amax, check_scales, dequantize, dequantize_f64, nvfp4_tensor_scale, quantize,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -294,12 +294,26 @@ fn ref_tensor_scale(amax: f64) -> f32 {
 }
 
 /// What the reference computes for one matrix: data, scales, and per block (in the order the
-/// codec counts them) whether it clipped.
+/// codec counts them) whether it clipped; and over the blocks without NaN or infinity, the
+/// elements flushed to zero (a non-zero value whose element's value is zero) and those
+/// saturated beyond the top binade (`|x| >= 2^(emax + 1) * d`, an exact product).
 struct Reference {
     data: Vec<u8>,
     scales: Vec<u8>,
     clipped: usize,
     blocks: usize,
+    flushed: usize,
+    saturated: usize,
+}
+
+/// Adds a finite block's flushed and saturated elements to `r`: the values `xs`, their
+/// elements' values `ys` (decoded from the patterns), under divisor `d` with the element
+/// format's top binade ending at `top` (512 for E4M3, 8 for E2M1).
+fn count_losses(r: &mut (usize, usize), xs: &[f64], ys: &[f64], d: f64, top: f64) {
+    for (&x, &y) in xs.iter().zip(ys) {
+        r.0 += (x != 0.0 && y == 0.0) as usize;
+        r.1 += (d != 0.0 && x.abs() >= top * d) as usize;
+    }
 }
 
 /// Quantizes a whole matrix (all bands, for fp8-block) by the schemes' formulas.
@@ -320,6 +334,7 @@ fn reference_typed(
     let mut elems = vec![0u8; x.len()];
     let mut scales = Vec::new();
     let (mut clipped, mut blocks) = (0, 0);
+    let mut losses = (0, 0);
     match scheme {
         Scheme::Fp8Block | Scheme::Fp8Channel => {
             // A block is 128 x 128, or a whole row.
@@ -347,6 +362,11 @@ fn reference_typed(
                     scales.extend(stored.to_le_bytes());
                     blocks += 1;
                     clipped += (nonfinite == 0 && e4.overflows(amax, s as f64)) as usize;
+                    if nonfinite == 0 {
+                        let xs: Vec<f64> = cells().map(|i| x[i]).collect();
+                        let ys: Vec<f64> = cells().map(|i| e4m3(elems[i])).collect();
+                        count_losses(&mut losses, &xs, &ys, s as f64, 512.0);
+                    }
                 }
             }
         }
@@ -377,12 +397,21 @@ fn reference_typed(
                         let byte = if nonfinite > 0 { 255 } else { s as u8 };
                         (byte, pow2(s - 127))
                     };
-                    for i in block {
+                    for i in block.clone() {
                         elems[i] = table.nearest(x[i], d);
                     }
                     scales.push(byte);
                     blocks += 1;
                     clipped += (nonfinite == 0 && table.overflows(amax, d)) as usize;
+                    if nonfinite == 0 {
+                        let (value, top): (fn(u8) -> f64, f64) = if scheme == Scheme::Mxfp8 {
+                            (e4m3, 512.0)
+                        } else {
+                            (e2m1, 8.0)
+                        };
+                        let ys: Vec<f64> = block.clone().map(|i| value(elems[i])).collect();
+                        count_losses(&mut losses, &x[block], &ys, d, top);
+                    }
                 }
             }
         }
@@ -408,6 +437,8 @@ fn reference_typed(
         scales,
         clipped,
         blocks,
+        flushed: losses.0,
+        saturated: losses.1,
     }
 }
 
@@ -719,6 +750,11 @@ fn check_against_reference<S: QuantSource + Into<f64>>(
             stats.clipped_blocks as usize, reference.clipped,
             "{what}: clipped blocks"
         );
+        assert_eq!(stats.flushed as usize, reference.flushed, "{what}: flushed");
+        assert_eq!(
+            stats.saturated as usize, reference.saturated,
+            "{what}: saturated"
+        );
         assert_eq!(stats.elements as usize, x.len(), "{what}: elements");
         let (a, nonfinite, _) = scan(wide.iter().copied());
         assert_eq!(stats.amax, a, "{what}: amax");
@@ -806,6 +842,11 @@ fn fp8_scales_rounded_to_bf16_and_f16_match_the_reference() {
                     assert_same_bytes(&format!("{what}: data"), &data, &want.data);
                     assert_same_bytes(&format!("{what}: scales"), &scales, &want.scales);
                     assert_eq!(stats.clipped_blocks as usize, want.clipped, "{what}");
+                    assert_eq!(stats.flushed as usize, want.flushed, "{what}: flushed");
+                    assert_eq!(
+                        stats.saturated as usize, want.saturated,
+                        "{what}: saturated"
+                    );
                     // Every finite scale is a value of the type, stored as an f32.
                     for s in scales
                         .chunks_exact(4)
@@ -836,6 +877,8 @@ fn fp8_scales_rounded_to_bf16_and_f16_match_the_reference() {
         .collect();
     assert_eq!(s, [65504.0, pow2(-24) as f32]);
     assert_eq!(stats.clipped_blocks, 1);
+    // 1e30 / 65504 is far beyond E4M3's top binade; 1e-30 / 2^-24 flushes to zero.
+    assert_eq!((stats.saturated, stats.flushed), (1, 1));
 }
 
 #[test]
@@ -1175,6 +1218,8 @@ fn statistics_are_those_of_the_decoded_values() {
         clipped_blocks: 1,
         nonfinite: 0,
         amax: 3.0,
+        flushed: 2,
+        saturated: 1,
     };
     assert_eq!(s.sqnr_db(), 20.0);
     assert_eq!(s.rel_frobenius(), 0.1);
@@ -1185,6 +1230,7 @@ fn statistics_are_those_of_the_decoded_values() {
         (m.elements, m.blocks, m.clipped_blocks, m.amax, m.noise),
         (20, 8, 2, 5.0, 2.0)
     );
+    assert_eq!((m.flushed, m.saturated), (4, 2));
     assert_eq!(QuantStats::default().clipped_share(), 0.0);
     assert_eq!(QuantStats::default().sqnr_db(), f64::INFINITY);
 }
@@ -1362,6 +1408,135 @@ fn stochastic_rounding_is_unbiased() {
             back.iter().any(|&b| b > v as f64) && back.iter().any(|&b| b < v as f64 && b > 0.0)
         );
     }
+}
+
+#[test]
+fn scale_checks_match_the_reference() {
+    // Random elements with whole blocks of ±0 (and NaN elements), random scales with every
+    // special value, against the reference's judgement of each block: its factor (the
+    // decoders' `scale`, `2^(s - 127)`, `e4m3(s) * second`) NaN, infinite or negative, or zero
+    // over an element whose value is not zero.
+    let mut rng = Rng(14);
+    let specials_f32 = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        -1.5,
+        f32::from_bits(1),
+        f32::MAX,
+        0.25,
+    ];
+    let seconds = [
+        1.0f64,
+        0.0,
+        -0.0,
+        -2.0,
+        f64::NAN,
+        f64::INFINITY,
+        2f64.powi(-149),
+        3.5,
+    ];
+    for scheme in Scheme::ALL {
+        let mut seen = ScaleCheck::default();
+        for &cols in &COLS {
+            let rows = if scheme == Scheme::Fp8Block { 130 } else { 7 };
+            let (drb, srb) = (scheme.data_row_bytes(cols), scheme.scale_row_bytes(cols));
+            let mut data: Vec<u8> = (0..rows * drb).map(|_| rng.next() as u8).collect();
+            // Zero about half the blocks' elements (signs kept random).
+            let blocks = blocks_of(scheme, rows, cols);
+            for block in &blocks {
+                if rng.below(2) == 0 {
+                    for &i in block {
+                        let (r, c) = (i / cols, i % cols);
+                        if scheme.bits_per_element() == 8 {
+                            data[r * drb + c] &= 0x80;
+                        } else {
+                            data[r * drb + c / 2] &= !(0x7 << (4 * (c % 2)));
+                        }
+                    }
+                }
+            }
+            let mut scales = vec![0u8; scheme.scale_bytes(rows, cols)];
+            if scheme.float_scales() {
+                for c in scales.chunks_exact_mut(4) {
+                    let v = if rng.below(2) == 0 {
+                        specials_f32[rng.below(specials_f32.len())]
+                    } else {
+                        (rng.gauss() * 1e-3) as f32
+                    };
+                    c.copy_from_slice(&v.to_le_bytes());
+                }
+            } else {
+                let specials = [0u8, 0x7f, 0xff, 0x80, 0xfe, 1, 127, 254];
+                for b in &mut scales {
+                    *b = if rng.below(2) == 0 {
+                        specials[rng.below(specials.len())]
+                    } else {
+                        rng.next() as u8
+                    };
+                }
+            }
+            for &second in &seconds {
+                let mut want = ScaleCheck::default();
+                for block in &blocks {
+                    let (r, c) = (block[0] / cols, block[0] % cols);
+                    let (_, s) = element_and_scale(scheme, &data, &scales, cols, r, c);
+                    let factor = match scheme {
+                        Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(s) as f64,
+                        Scheme::Mxfp8 | Scheme::Mxfp4 if s == 255 => f64::NAN,
+                        Scheme::Mxfp8 | Scheme::Mxfp4 => pow2(s as i32 - 127),
+                        Scheme::Nvfp4 => e4m3(s as u8) * second,
+                    };
+                    let nonzero = block.iter().any(|&i| {
+                        let (q, _) =
+                            element_and_scale(scheme, &data, &scales, cols, i / cols, i % cols);
+                        let v = if scheme.bits_per_element() == 8 {
+                            e4m3(q)
+                        } else {
+                            e2m1(q)
+                        };
+                        v != 0.0
+                    });
+                    let bad = factor.is_nan()
+                        || factor.is_infinite()
+                        || factor < 0.0
+                        || (factor == 0.0 && nonzero);
+                    want.blocks += 1;
+                    want.bad += u64::from(bad);
+                }
+                // The codec takes fp8-block a band of 128 rows at a time, the others any rows.
+                let mut got = ScaleCheck::default();
+                let step = if scheme == Scheme::Fp8Block { 128 } else { 3 };
+                for r0 in (0..rows).step_by(step) {
+                    let r1 = (r0 + step).min(rows);
+                    let s = if scheme == Scheme::Fp8Block {
+                        &scales[r0 / 128 * srb..][..srb]
+                    } else {
+                        &scales[r0 * srb..r1 * srb]
+                    };
+                    let part =
+                        check_scales(scheme, &data[r0 * drb..r1 * drb], s, r1 - r0, cols, second)
+                            .unwrap();
+                    got.merge(&part);
+                }
+                assert_eq!(got, want, "{scheme} {rows}x{cols} second {second}");
+                if second == 1.0 {
+                    seen.merge(&want);
+                }
+            }
+        }
+        // Both kinds of block were there to be told apart.
+        assert!(seen.bad > 0 && seen.bad < seen.blocks, "{scheme}: {seen:?}");
+    }
+    // Lengths that do not fit are errors.
+    let scheme = Scheme::Mxfp8;
+    assert!(check_scales(scheme, &[0; 32], &[127], 1, 32, 1.0).is_ok());
+    assert!(check_scales(scheme, &[0; 31], &[127], 1, 32, 1.0).is_err());
+    assert!(check_scales(scheme, &[0; 32], &[], 1, 32, 1.0).is_err());
+    assert!(check_scales(scheme, &[0; 32], &[127], usize::MAX, 32, 1.0).is_err());
 }
 
 #[test]

@@ -54,8 +54,9 @@ use std::time::{Duration, Instant};
 /// --report`: name, from, to, elements, overflowed, flushed_to_zero, subnormal, became_nan,
 /// max_rel_error, mean_rel_error, max_abs_error, mean_abs_error, nan_inputs,
 /// infinite_inputs, exact, amax, bytes_in, bytes_out, scale (when scaled: the value of
-/// W.scale), with a scheme scheme, sqnr_db, rel_frobenius_error, clipped_blocks, blocks and
-/// bytes_per_param, then
+/// W.scale), with a scheme scheme, sqnr_db, rel_frobenius_error, clipped_blocks, blocks,
+/// flushed_share, saturated, saturated_share and bytes_per_param (a quantized weight's
+/// flushed_to_zero is the quantizer's count), then
 /// verdict ("fail", "warn", "ok", "exact" or "kept"), why and shape. Figures that do not
 /// apply are None.
 ///

@@ -54,7 +54,7 @@
 //! no NaN, the zero of the opposite sign (as lowp and ml_dtypes convert NaN there). The
 //! reference decoders turn such a block into NaN (±infinity or NaN under fp8-block's infinite
 //! scale) anyway. Such blocks count in [`QuantStats::nonfinite`] (per non-finite element),
-//! not in `signal`, `noise` or `clipped_blocks`.
+//! not in `signal`, `noise`, `clipped_blocks`, `flushed` or `saturated`.
 
 mod long_row;
 
@@ -190,6 +190,19 @@ pub struct QuantStats {
     pub nonfinite: u64,
     /// The largest finite `|x|` (0 when there is none).
     pub amax: f64,
+    /// Elements flushed to zero: a non-zero `x` whose element is ±0 (subnormal inputs
+    /// included). Counted, as `signal` and `noise` are, only in blocks without NaN or infinity.
+    pub flushed: u64,
+    /// Elements saturated beyond the element format's top binade: `|x / scale|` at least
+    /// `2^(emax + 1)` (512 for E4M3, 8 for E2M1), stored as ±MAX, so that saturation took
+    /// more than an eighth (E4M3) or a quarter (E2M1) of the value. The schemes' formulas keep
+    /// a block's elements below that bound (OCP MX's shared exponent clips only within the top
+    /// binade, which [`QuantStats::clipped_blocks`] counts) unless the scale could not be
+    /// chosen: clamped to the range of its own type (an f64 amax beyond what an f32 or E8M0
+    /// scale reaches), or an nvfp4 block scale rounded among E4M3's subnormals, far below the
+    /// tensor's amax. [`ScaleSearch::Mse`] may pass it where that lowers a block's squared
+    /// error. Counted only in blocks without NaN or infinity.
+    pub saturated: u64,
 }
 
 impl QuantStats {
@@ -202,6 +215,8 @@ impl QuantStats {
         self.clipped_blocks += other.clipped_blocks;
         self.nonfinite += other.nonfinite;
         self.amax = self.amax.max(other.amax);
+        self.flushed += other.flushed;
+        self.saturated += other.saturated;
     }
 
     /// Signal-to-quantization-noise ratio in decibels, `10 log10(signal / noise)`: +infinity
@@ -592,6 +607,13 @@ trait Elem: LowpFloat {
     /// a product exact in f64 (a threshold of at most 5 bits, a step of at most 28), so no
     /// quotient is rounded.
     fn overflows(a: f64, step: f64) -> bool;
+    /// Whether a magnitude `a` divided by `step` (positive) lies beyond the top binade, at
+    /// least `2^(EMAX + 1)` ([`QuantStats::saturated`]). The product is exact in f64 (a power
+    /// of two times a step of at most 28 bits, within f64's range).
+    #[inline(always)]
+    fn beyond_top(a: f64, step: f64) -> bool {
+        a >= pow2_f64(Self::EMAX + 1) * step
+    }
     /// Writes the elements of one segment into its bytes of a data row (`out` holds exactly
     /// their bytes).
     fn store(elems: &[Self], out: &mut [u8]);
@@ -1000,7 +1022,8 @@ fn block_error<S: QuantSource>(x: &[S], q: &[f32], step: f64) -> (f64, f64) {
     errors.sums()
 }
 
-/// Independent lanes of `Σ x²` and `Σ (x - q * step)²`, in f64, over any number of blocks:
+/// Independent lanes of `Σ x²` and `Σ (x - q * step)²`, in f64, and of the count of elements
+/// flushed to zero, over any number of blocks:
 /// `q * step` is exact (at most 4 + 28 bits), each difference is rounded once. The lanes let
 /// the loop run on vectors; adding them up once per segment rather than per block of 16 or 32
 /// values keeps that sum (a chain of dependent additions) off the per-element cost.
@@ -1008,6 +1031,8 @@ fn block_error<S: QuantSource>(x: &[S], q: &[f32], step: f64) -> (f64, f64) {
 struct Errors {
     sig: [[f64; 4]; 2],
     noise: [[f64; 4]; 2],
+    /// Elements flushed to zero ([`QuantStats::flushed`]), per lane.
+    flushed: [[u64; 4]; 2],
 }
 
 impl Errors {
@@ -1036,9 +1061,15 @@ impl Errors {
                 let v: [f64; 4] = core::array::from_fn(|j| x[4 * h + j].widen());
                 let y: [f64; 4] = core::array::from_fn(|j| q[4 * h + j] as f64 * step);
                 let e: [f64; 4] = core::array::from_fn(|j| v[j] - y[j]);
+                // Flushed: a non-zero value whose element is ±0, from the element itself (a
+                // zero scale makes every `y` zero, but only for blocks of zeros).
+                let z: [u64; 4] =
+                    core::array::from_fn(|j| u64::from((v[j] != 0.0) & (q[4 * h + j] == 0.0)));
                 let (sig, noise) = (&mut self.sig[h], &mut self.noise[h]);
                 *sig = core::array::from_fn(|j| sig[j] + v[j] * v[j]);
                 *noise = core::array::from_fn(|j| noise[j] + e[j] * e[j]);
+                let flushed = &mut self.flushed[h];
+                *flushed = core::array::from_fn(|j| flushed[j] + z[j]);
             }
         }
         for (j, (x, &q)) in xr.iter().zip(qr).enumerate() {
@@ -1046,6 +1077,7 @@ impl Errors {
             let e = v - q as f64 * step;
             self.sig[j / 4][j % 4] += v * v;
             self.noise[j / 4][j % 4] += e * e;
+            self.flushed[j / 4][j % 4] += u64::from((v != 0.0) & (q == 0.0));
         }
     }
 
@@ -1057,11 +1089,12 @@ impl Errors {
         )
     }
 
-    /// Adds the sums to `stats`.
+    /// Adds the sums and the flushed count to `stats`.
     fn into_stats(self, stats: &mut QuantStats) {
         let (sig, noise) = self.sums();
         stats.signal += sig;
         stats.noise += noise;
+        stats.flushed += self.flushed.iter().flatten().sum::<u64>();
     }
 }
 
@@ -1316,6 +1349,9 @@ impl Job {
                     if scans[b].nonfinite == 0 {
                         errors.add(x, q, divs[b].step());
                     }
+                    if saturates::<T>(scans[b], divs[b]) {
+                        stats.saturated += saturated_in::<S, T>(x, divs[b].step());
+                    }
                 }
                 errors.into_stats(&mut stats);
             }
@@ -1410,6 +1446,12 @@ impl Job {
             let bits = stored_bits(self.scheme, choice, scan);
             scales[4 * b..4 * b + 4].copy_from_slice(&bits.to_le_bytes());
             count_block::<T>(&mut stats, scan, choice.div);
+            if saturates::<T>(scan, choice.div) {
+                let step = choice.div.step();
+                stats.saturated += segments()
+                    .map(|x| saturated_in::<S, T>(x, step))
+                    .sum::<u64>();
+            }
             // Rows are rounded a group at a time, then the group's elements widened back in
             // one call: widening each row right after rounding it would read bytes whose
             // stores are still in flight, and wait for them.
@@ -1509,6 +1551,9 @@ impl Job {
             let bits = stored_bits(self.scheme, choice, scan);
             scales[4 * r..4 * r + 4].copy_from_slice(&bits.to_le_bytes());
             count_block::<T>(&mut stats, scan, choice.div);
+            if saturates::<T>(scan, choice.div) {
+                stats.saturated += saturated_in::<S, T>(row, choice.div.step());
+            }
             let mut errors = Errors::default();
             for (k, x) in row.chunks(SEG).enumerate() {
                 let (c0, n) = (k * SEG, x.len());
@@ -1548,6 +1593,21 @@ fn count_block<T: Elem>(stats: &mut QuantStats, scan: Scan, div: Divisor) {
     if scan.nonfinite == 0 && div != Divisor::Zero && T::overflows(scan.amax, div.step()) {
         stats.clipped_blocks += 1;
     }
+}
+
+/// Whether some element of a block of `scan` under `div` saturates beyond the top binade
+/// ([`QuantStats::saturated`]): decided from the block's amax, so that only such blocks, which
+/// the formulas almost never give, have their elements counted ([`saturated_in`]).
+#[inline(always)]
+fn saturates<T: Elem>(scan: Scan, div: Divisor) -> bool {
+    scan.nonfinite == 0 && div != Divisor::Zero && T::beyond_top(scan.amax, div.step())
+}
+
+/// The elements of `x` whose magnitude divided by `step` lies beyond `T`'s top binade.
+fn saturated_in<S: QuantSource, T: Elem>(x: &[S], step: f64) -> u64 {
+    x.iter()
+        .filter(|v| T::beyond_top(v.widen().abs(), step))
+        .count() as u64
 }
 
 /// Decodes what [`quantize`] wrote into f32s, bit for bit as the reference decoders compute in
@@ -1612,6 +1672,110 @@ pub fn dequantize_f64(
     decode(scheme, data, scales, cols, rows, dst, mul, |q, m| {
         q as f64 * m
     })
+}
+
+/// What checking the scales of some blocks found ([`check_scales`]), mergeable across chunks
+/// ([`ScaleCheck::merge`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScaleCheck {
+    /// Blocks whose scale was checked.
+    pub blocks: u64,
+    /// Blocks whose scale is bad (see [`check_scales`]).
+    pub bad: u64,
+}
+
+impl ScaleCheck {
+    /// Adds `other`'s counts to these.
+    pub fn merge(&mut self, other: &ScaleCheck) {
+        self.blocks += other.blocks;
+        self.bad += other.bad;
+    }
+}
+
+/// Checks the scale of every block of `rows` rows of `cols` columns in `data` and `scales`
+/// (laid out as [`quantize`] writes them and [`dequantize`] reads them, for fp8-block one band
+/// of at most 128 rows): how many blocks there are, and how many have a bad scale.
+///
+/// A block is judged by the factor its elements are multiplied by when decoded: the float
+/// scale (fp8-block, fp8-channel: the little-endian f32s [`dequantize`] takes, bf16 and f16
+/// scales widened exactly), `2^(s - 127)` for an E8M0 byte `s` (255 is NaN), or for nvfp4 the
+/// E4M3 block scale times `second` (`scale_2`, or the inverse of compressed-tensors' divided
+/// global scale; ignored by the other schemes). The scale is bad when that factor is:
+///
+/// * NaN or ±infinity: the block decodes to NaN or ±infinity (or NaN for its zeros);
+/// * negative: every element decodes with its sign flipped;
+/// * zero (of either sign, an nvfp4 product that underflows f64 included) while some element
+///   of its block is not zero (a NaN element counts as not zero): those elements decode to
+///   zero.
+///
+/// A zero factor over a block whose elements are all ±0 is accepted: it is what valid
+/// encoders write for an all-zero block (lowp's fp8 scale 0 and nvfp4 E4M3 scale 0, ModelOpt's
+/// `scale_2` 0 for an all-zero tensor), and the block decodes to the zeros it holds. E8M0 has
+/// no zero (byte 0 is 2^-127) and no negative value, so only 255 is bad there. lowp's own
+/// encoder writes a non-finite scale for a block holding NaN or infinity (see the module
+/// doc), so such blocks are bad here too, as quantizing them failed. FP4 padding nibbles are
+/// ignored. Returns an error naming the mismatch when a length does not fit.
+pub fn check_scales(
+    scheme: Scheme,
+    data: &[u8],
+    scales: &[u8],
+    rows: usize,
+    cols: usize,
+    second: f64,
+) -> Result<ScaleCheck, String> {
+    let elements = rows
+        .checked_mul(cols)
+        .ok_or_else(|| format!("{scheme}: {rows} rows of {cols} columns are too many"))?;
+    rows_of("data", scheme, elements, cols)?;
+    check_bytes(scheme, rows, cols, data.len(), scales.len())?;
+    let factor = |bits: u32| -> f64 {
+        match scheme {
+            Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(bits) as f64,
+            Scheme::Mxfp8 | Scheme::Mxfp4 if bits == 0xff => f64::NAN,
+            Scheme::Mxfp8 | Scheme::Mxfp4 => pow2_f64(bits as i32 - 127),
+            Scheme::Nvfp4 => f8e4m3fn::from_bits(bits as u8).to_f64() * second,
+        }
+    };
+    let (drb, srb) = (scheme.data_row_bytes(cols), scheme.scale_row_bytes(cols));
+    let (br, bc) = (scheme.block_rows(), scheme.block_cols());
+    let e4m3 = scheme.bits_per_element() == 8;
+    // Whether elements `c0..c1` of row `r` are all ±0 (E4M3 and E2M1 zeros: only the sign bit).
+    let zeros = |r: usize, c0: usize, c1: usize| {
+        let row = &data[r * drb..][..drb];
+        if e4m3 {
+            row[c0..c1].iter().all(|b| b & 0x7f == 0)
+        } else {
+            (c0..c1).all(|c| (row[c / 2] >> (4 * (c % 2))) & 0x7 == 0)
+        }
+    };
+    let mut check = ScaleCheck::default();
+    for (k, srow) in scales.chunks_exact(srb.max(1)).enumerate() {
+        let block_rows = k * br..((k + 1) * br).min(rows);
+        for b in 0..scheme.blocks_per_row(cols) {
+            let bits = if scheme.float_scales() {
+                u32::from_le_bytes([
+                    srow[4 * b],
+                    srow[4 * b + 1],
+                    srow[4 * b + 2],
+                    srow[4 * b + 3],
+                ])
+            } else {
+                srow[b] as u32
+            };
+            let f = factor(bits);
+            // fp8-channel's one block is the whole row (its block_cols is usize::MAX).
+            let c0 = b * bc;
+            let c1 = c0.saturating_add(bc).min(cols);
+            let bad = if !f.is_finite() || f < 0.0 {
+                true
+            } else {
+                f == 0.0 && !block_rows.clone().all(|r| zeros(r, c0, c1))
+            };
+            check.blocks += 1;
+            check.bad += u64::from(bad);
+        }
+    }
+    Ok(check)
 }
 
 /// The body of the two decoders: elements widened to f32 a segment at a time, each block's

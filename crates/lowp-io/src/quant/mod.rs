@@ -40,8 +40,8 @@ mod nearest_f32;
 pub mod scheme;
 
 pub use codec::{
-    ElementRounding, LongRow, Place, QuantOptions, QuantSource, QuantStats, RowScan, ScaleSearch,
-    ScaleType, amax, dequantize, dequantize_f64, nvfp4_pow2_tensor_scale, nvfp4_tensor_scale,
-    quantize, quantize_at,
+    ElementRounding, LongRow, Place, QuantOptions, QuantSource, QuantStats, RowScan, ScaleCheck,
+    ScaleSearch, ScaleType, amax, check_scales, dequantize, dequantize_f64,
+    nvfp4_pow2_tensor_scale, nvfp4_tensor_scale, quantize, quantize_at,
 };
 pub use scheme::Scheme;

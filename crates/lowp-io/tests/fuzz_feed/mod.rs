@@ -101,8 +101,9 @@ pub fn decimal(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// Block-quantized rows of `scheme` read from arbitrary bytes and decoded with
-/// `lowp_io::quant::dequantize` and `dequantize_f64`. The bytes are: rows (1 byte, 1 to 4),
+/// Block-quantized rows of `scheme` read from arbitrary bytes, decoded with
+/// `lowp_io::quant::dequantize` and `dequantize_f64` and their scales checked with
+/// `check_scales` (the tensor scale as nvfp4's second factor). The bytes are: rows (1 byte, 1 to 4),
 /// columns (2 bytes little-endian, 1 to 1024), the tensor scale (4 bytes, f32 little-endian),
 /// then the element data and the scales, each as long as the scheme wants for that shape or
 /// as much as is left (so short inputs test the length checks).
@@ -121,6 +122,11 @@ pub fn quantized(scheme: Scheme, bytes: &[u8]) -> Result<(), String> {
     quant::dequantize(scheme, data, scales, cols, tensor_scale, &mut out)?;
     let mut wide = vec![0f64; rows * cols];
     quant::dequantize_f64(scheme, data, scales, cols, tensor_scale, &mut wide)?;
+    let check = quant::check_scales(scheme, data, scales, rows, cols, f64::from(tensor_scale))?;
+    let blocks = scheme.scale_bytes(rows, cols) / if scheme.float_scales() { 4 } else { 1 };
+    if check.blocks != blocks as u64 || check.bad > check.blocks {
+        panic!("{scheme:?}: {check:?} of {blocks} blocks");
+    }
     for (a, b) in out.iter().zip(&wide) {
         // A NaN scale is NaN in both. The converse does not hold: nvfp4's f32 decoding
         // multiplies the two scales in f32 first (as ModelOpt does), so a product past f32's

@@ -7,8 +7,8 @@
 
 use super::{
     Choice, Elem, Encoded, Errors, QuantOptions, QuantSource, QuantStats, SEG, ScaleSearch, Scan,
-    Work, block_error, candidate, candidate_count, count_block, encode, searched, spec_choice,
-    stored_bits, widen,
+    Work, block_error, candidate, candidate_count, count_block, encode, saturated_in, saturates,
+    searched, spec_choice, stored_bits, widen,
 };
 use crate::quant::Scheme;
 use lowp::f8e4m3fn;
@@ -143,6 +143,9 @@ impl LongRow {
             }
         }
         errors.into_stats(&mut stats);
+        if saturates::<f8e4m3fn>(self.scan, div) {
+            stats.saturated += saturated_in::<S, f8e4m3fn>(piece, div.step());
+        }
         stats
     }
 }
