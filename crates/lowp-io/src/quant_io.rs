@@ -775,10 +775,10 @@ impl<'a> Decoder<'a> {
             if t.col == 0 {
                 self.blocks.fetch_add(1, Ordering::Relaxed);
             }
-            if check.bad > 0 {
-                if let Ok(mut rows) = self.bad_rows.lock() {
-                    rows.insert(t.row);
-                }
+            if check.bad > 0
+                && let Ok(mut rows) = self.bad_rows.lock()
+            {
+                rows.insert(t.row);
             }
         } else {
             self.blocks.fetch_add(check.blocks, Ordering::Relaxed);
