@@ -186,6 +186,24 @@ impl Options {
         })
     }
 
+    /// The options for another model of a directory, whose tensors are reported under
+    /// `prefix` (`2_Dense/`): `--only` and `--keep-f32` patterns that start with the prefix
+    /// apply to its tensors by their own names, the prefix removed (`2_Dense/*` selects them
+    /// all); the others match their own names as they do the main model's (`*.weight`).
+    pub fn within(&self, prefix: &str) -> Options {
+        let strip = |patterns: &[String]| {
+            patterns
+                .iter()
+                .map(|p| p.strip_prefix(prefix).unwrap_or(p).to_string())
+                .collect()
+        };
+        Options {
+            only: strip(&self.only),
+            keep_f32: strip(&self.keep_f32),
+            ..self.clone()
+        }
+    }
+
     /// Whether `--keep-f32` names the tensor `name`.
     pub fn keeps_f32(&self, name: &str) -> bool {
         self.keep_f32.iter().any(|p| glob(p, name))
@@ -236,11 +254,20 @@ impl Options {
     }
 }
 
-/// The `patterns` that match none of the `tensors`' names, in the order given.
+/// The `patterns` that match none of the `tensors`' names, in the order given. Patterns
+/// select a tensor of another model of a directory by its name within that model, while the
+/// report names it after its folder or file (`2_Dense/linear.weight`): a pattern matching the
+/// name after any `/` of a reported name matched, as it did when selecting.
 fn unmatched<'a>(patterns: &'a [String], tensors: &[TensorReport]) -> Vec<&'a str> {
+    let matches = |p: &str, name: &str| {
+        glob(p, name)
+            || name
+                .match_indices('/')
+                .any(|(i, _)| glob(p, &name[i + 1..]))
+    };
     patterns
         .iter()
-        .filter(|p| !tensors.iter().any(|t| glob(p, &t.name)))
+        .filter(|p| !tensors.iter().any(|t| matches(p, &t.name)))
         .map(String::as_str)
         .collect()
 }
@@ -664,6 +691,22 @@ mod tests {
         assert!(typo.refuses(&tensors));
         assert!(opts(&[], &["*nrom*"], level).refuses(&tensors));
         assert!(!opts(&[], &["*nrom*"], None).refuses(&tensors));
+        // Another model of the directory: its tensors are selected by their own names.
+        let dense = [kept("2_Dense/linear.weight")];
+        assert!(
+            opts(&["linear.weight"], &[], level)
+                .unmatched_only(&dense)
+                .is_empty()
+        );
+        assert!(
+            opts(&["2_Dense/*"], &[], level)
+                .unmatched_only(&dense)
+                .is_empty()
+        );
+        assert_eq!(
+            opts(&["linear.bias"], &[], level).unmatched_only(&dense),
+            ["linear.bias"]
+        );
     }
 
     /// A deterministic generator (splitmix64).

@@ -207,6 +207,8 @@ pub(crate) struct Converted {
 struct Prepared {
     /// The model and where it goes.
     unit: Unit,
+    /// The options as they apply to it ([`Options::within`] its report prefix).
+    opts: Options,
     /// Its jobs, and its quantization when some weight is quantized.
     planned: crate::jobs::Planned,
     /// The jobs of each output shard.
@@ -225,6 +227,7 @@ fn prepare(
     dir_mode: bool,
     notes: &mut Vec<String>,
 ) -> Result<Prepared, Error> {
+    let opts = &opts.within(&unit.prefix);
     let model = &unit.model;
     let info = ModelInfo::read(unit.config.as_deref())?;
     let planned = crate::jobs::plan(opts, model, &info, writing)?;
@@ -271,6 +274,7 @@ fn prepare(
         shards.push((name, header, places));
     }
     Ok(Prepared {
+        opts: opts.clone(),
         unit,
         planned,
         groups,
@@ -323,8 +327,13 @@ pub(crate) fn convert(opts: &Options, control: Control<'_>) -> Result<Converted,
         let shards = open_shards(opts, p, temp_dir.as_ref())?;
         for (s, group) in p.groups.iter().enumerate() {
             for &j in group {
-                let mut report =
-                    run_job(opts, &p.unit.model, &p.planned.jobs[j], &shards[s], control)?;
+                let mut report = run_job(
+                    &p.opts,
+                    &p.unit.model,
+                    &p.planned.jobs[j],
+                    &shards[s],
+                    control,
+                )?;
                 report.name.insert_str(0, &p.unit.prefix);
                 reports.push(report);
             }

@@ -579,3 +579,34 @@ fn unreadable_and_invalid_inputs_fail_before_any_work() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn patterns_select_another_models_tensors_by_its_folder_or_their_own_names() {
+    let dir = scratch("patterns");
+    let input = dir.join("m");
+    model(&input);
+    std::fs::create_dir_all(input.join("2_Dense")).unwrap();
+    write(
+        &input.join("2_Dense/model.safetensors"),
+        &[("linear.weight", &[0.1, 0.2]), ("linear.bias", &[0.3])],
+        None,
+    );
+    let run = |only: &[&str], out: &str| {
+        let mut opts = Options::new(&input, Some(dir.join(out)), FloatType::BF16);
+        opts.only = only.iter().map(|p| p.to_string()).collect();
+        opts.strict = Some(lowp_io::Verdict::Fail);
+        lowp_io::convert(&opts).unwrap()
+    };
+    let dtype = |out: &str, file: &str, name: &str| read(&dir.join(out).join(file))[name].0;
+    // By the folder: every tensor of 2_Dense, none of the main model.
+    assert!(run(&["2_Dense/*"], "by-folder").written);
+    let dense = "2_Dense/model.safetensors";
+    assert_eq!(dtype("by-folder", dense, "linear.weight"), Dtype::BF16);
+    assert_eq!(dtype("by-folder", dense, "linear.bias"), Dtype::BF16);
+    assert_eq!(dtype("by-folder", "model.safetensors", "w"), Dtype::F32);
+    // By its own name: matched there, and not reported as matching nothing (--strict).
+    assert!(run(&["linear.weight"], "by-name").written);
+    assert_eq!(dtype("by-name", dense, "linear.weight"), Dtype::BF16);
+    assert_eq!(dtype("by-name", dense, "linear.bias"), Dtype::F32);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
