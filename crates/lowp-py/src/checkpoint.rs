@@ -71,7 +71,8 @@ use std::time::{Duration, Instant};
 /// the same file, dst of another kind than src, fp8_scale on a non-FP8 type), OSError for a
 /// file that cannot be read or written or is malformed (a link out of a model directory, a
 /// FIFO or device in it), and KeyboardInterrupt when Ctrl-C stopped the conversion, in any
-/// of its phases: dst is then absent, or as it was.
+/// of its phases: dst is then absent, or as it was (a Ctrl-C that lands after the last step,
+/// the rename, raises too, over a complete dst: dst is never half-written).
 #[pyfunction]
 #[pyo3(signature = (src, dst, *, to, only=None, keep=None, saturate=false, fp8_scale="none", layout=None, activation_amax=None, rest=None, rounding="nearest", seed=0, scale_search="spec", shard_size=None))]
 #[allow(clippy::too_many_arguments)]
