@@ -56,19 +56,13 @@
 //! scale) anyway. Such blocks count in [`QuantStats::nonfinite`] (per non-finite element),
 //! not in `signal`, `noise`, `clipped_blocks`, `flushed` or `saturated`.
 
-mod long_row;
-
-pub use long_row::{LongRow, RowScan};
+pub mod long_row;
 
 use super::nearest_f32;
 use super::scheme::Scheme;
 use lowp::bulk::{pack_f4, random_bits, unpack_f4};
 use lowp::prelude::*;
 use lowp::{Rounding, f4e2m1fn, f8e4m3fn};
-
-/// Elements of a row handled at a time by the row-wise schemes (32 MX or 64 nvfp4 blocks):
-/// small enough for stack buffers and L1, large enough to amortise lowp's dispatch.
-const SEG: usize = 1024;
 
 /// fp8-block's scale: `scale_inv = amax / 448`.
 const E4M3_MAX: f64 = 448.0;
@@ -256,21 +250,8 @@ impl QuantStats {
 }
 
 mod sealed {
-    use super::{ElementRounding, SEG, round_f32, round_f64};
+    use super::{Divisor, ElementRounding, SEG, round_f32, round_f64, zeroed};
     use lowp::LowpFloat;
-
-    /// What an element of a block is worth: `x̂ = q * step`, and `q = round(x / step)`.
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    pub enum Divisor {
-        /// The scale is zero: every element is ±0 with its value's sign (a NaN stays NaN);
-        /// nothing is divided by zero.
-        Zero,
-        /// The scale is `2^e` (MX): `q = round(x * 2^-e)`.
-        Pow2(i32),
-        /// The scale is this positive finite f64 of at most 28 significant bits: `q = round(x /
-        /// d)` from the f64 quotient (exact, by the lemma of the module doc).
-        Div(f64),
-    }
 
     /// The buffers the quotients of a segment are rounded from, made once per call of
     /// [`super::quantize`] (zeroing them per block would cost more than the block).
@@ -305,13 +286,6 @@ mod sealed {
             self.nonfinite += other.nonfinite;
             self.nan |= other.nan;
         }
-    }
-
-    /// An element under a zero scale: ±0 with the sign of `x`, infinities included (never
-    /// `inf * 0`, whose NaN's sign is the CPU's choice); a NaN stays itself.
-    #[inline]
-    pub fn zeroed(x: f64) -> f64 {
-        if x.is_nan() { x } else { 0f64.copysign(x) }
     }
 
     /// The per-type work behind [`super::QuantSource`].
@@ -478,7 +452,7 @@ mod sealed {
     }
 }
 
-pub(super) use sealed::{Divisor, zeroed};
+use super::divisor::{Divisor, SEG, SEG_BLOCKS, pow2_f64, zeroed};
 use sealed::{Scan, Scratch};
 
 /// A source element type: `f32` or `f64`. Both are quantized exactly (see the module
@@ -489,24 +463,6 @@ pub trait QuantSource: Copy + Send + Sync + 'static + sealed::Sealed {}
 
 impl QuantSource for f32 {}
 impl QuantSource for f64 {}
-
-impl Divisor {
-    /// The value of one unit of an element.
-    fn step(self) -> f64 {
-        match self {
-            Divisor::Zero => 0.0,
-            Divisor::Pow2(e) => pow2_f64(e),
-            Divisor::Div(d) => d,
-        }
-    }
-}
-
-/// `2^k` as an f64, for `-1022 <= k <= 1023`.
-#[inline]
-fn pow2_f64(k: i32) -> f64 {
-    debug_assert!((-1022..=1023).contains(&k));
-    f64::from_bits(((k + 1023) as u64) << 52)
-}
 
 /// `2^k` as an f32 (subnormal below 2^-126), for `-149 <= k <= 127`.
 #[inline]
@@ -1284,9 +1240,6 @@ impl Job {
             .wrapping_add(c as u64)
     }
 }
-
-/// Blocks of a row-wise segment.
-pub(super) const SEG_BLOCKS: usize = SEG / 16;
 
 impl Job {
     /// MX and nvfp4: each row in segments of up to [`SEG`] values; a segment's scales are

@@ -36,12 +36,14 @@
 //! ```
 
 pub mod codec;
+mod divisor;
 mod nearest_f32;
 pub mod scheme;
 
+pub use codec::long_row::{LongRow, RowScan};
 pub use codec::{
-    ElementRounding, LongRow, Place, QuantOptions, QuantSource, QuantStats, RowScan, ScaleCheck,
-    ScaleSearch, ScaleType, amax, check_scales, dequantize, dequantize_f64,
-    nvfp4_pow2_tensor_scale, nvfp4_tensor_scale, quantize, quantize_at,
+    ElementRounding, Place, QuantOptions, QuantSource, QuantStats, ScaleCheck, ScaleSearch,
+    ScaleType, amax, check_scales, dequantize, dequantize_f64, nvfp4_pow2_tensor_scale,
+    nvfp4_tensor_scale, quantize, quantize_at,
 };
 pub use scheme::Scheme;

@@ -53,7 +53,7 @@
 //!   (rounding the sum, or beyond the saturation point); they take the general route too,
 //!   which is merely slower.
 
-use super::codec::{Divisor, zeroed};
+use super::divisor::{Divisor, SEG_BLOCKS, zeroed};
 use lowp::prelude::*;
 use lowp::{f4e2m1fn, f8e4m3fn};
 
@@ -116,7 +116,7 @@ pub(super) fn e2m1(
     dst: &mut [f4e2m1fn],
     widened: &mut [f32],
 ) -> bool {
-    const BLOCKS: usize = super::codec::SEG_BLOCKS;
+    const BLOCKS: usize = SEG_BLOCKS;
     debug_assert!(divs.len() <= BLOCKS && src.len() <= divs.len() * block);
     let mut reciprocals = [0f32; BLOCKS];
     for (r, &d) in reciprocals.iter_mut().zip(divs) {
@@ -172,7 +172,7 @@ fn e2m1_by_thresholds(
     dst: &mut [f4e2m1fn],
     widened: &mut [f32],
 ) -> bool {
-    const BLOCKS: usize = super::codec::SEG_BLOCKS;
+    const BLOCKS: usize = SEG_BLOCKS;
     debug_assert!(divs.len() <= BLOCKS && src.len() <= divs.len() * block);
     if block != LANES {
         return false;

@@ -6,11 +6,12 @@
 //! the order in which a candidate's error is summed over the pieces differs.
 
 use super::{
-    Choice, Elem, Encoded, Errors, QuantOptions, QuantSource, QuantStats, SEG, ScaleSearch, Scan,
-    Work, block_error, candidate, candidate_count, count_block, encode, saturated_in, saturates,
+    Choice, Elem, Encoded, Errors, QuantOptions, QuantSource, QuantStats, ScaleSearch, Scan, Work,
+    block_error, candidate, candidate_count, count_block, encode, saturated_in, saturates,
     searched, spec_choice, stored_bits, widen,
 };
 use crate::quant::Scheme;
+use crate::quant::divisor::SEG;
 use lowp::f8e4m3fn;
 
 /// The first pass over a long row: what its pieces hold, merged.
