@@ -13,6 +13,7 @@
 
 pub mod dot_bf16;
 pub mod gemm;
+mod lanes;
 pub mod reduce;
 pub mod sum_f16;
 pub mod transpose;

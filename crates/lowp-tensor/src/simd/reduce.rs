@@ -15,11 +15,9 @@ use super::{Path, dispatch};
 use crate::blocks::BLOCK;
 use crate::element::{FloatElement, Real};
 
-/// Independent running sums per block (four AVX2 vectors of f32).
-pub const LANES: usize = 32;
-
-/// Most blocks one call of [`block_sums_elements`] sums.
-pub(crate) const MAX_BLOCKS: usize = 32;
+pub use super::lanes::LANES;
+pub(crate) use super::lanes::MAX_BLOCKS;
+use super::lanes::finish_blocks;
 
 /// The sum of `xs`, at most one [`BLOCK`], by [`LANES`] running sums added pairwise, on
 /// `path` (the portable code where the CPU lacks it).
@@ -107,35 +105,4 @@ fn block_sums_body<T: Copy, C: Real>(xs: &[T], widen: impl Fn(T) -> C + Copy, su
         }
     }
     finish_blocks(&lanes, xs, widen, sums);
-}
-
-/// The end of every block's sum, whatever ran its whole chunks of [`LANES`] into `lanes`:
-/// the block's last `len % LANES` elements added into its first lanes, then its lanes added
-/// pairwise, 32 -> 16 -> 8 -> 4 -> 2 -> 1, each step adding the upper half onto the lower.
-/// `sums` gets one sum per block (a single zero for an empty `xs`).
-#[inline(always)]
-pub(crate) fn finish_blocks<T: Copy, C: Real>(
-    lanes: &[[C; LANES]; MAX_BLOCKS],
-    xs: &[T],
-    widen: impl Fn(T) -> C,
-    sums: &mut [C],
-) {
-    if xs.is_empty() {
-        sums[0] = C::ZERO;
-    }
-    for ((block_lanes, block), sum) in lanes.iter().zip(xs.chunks(BLOCK)).zip(sums) {
-        let mut l = *block_lanes;
-        for (s, &x) in l.iter_mut().zip(block.chunks_exact(LANES).remainder()) {
-            *s = *s + widen(x);
-        }
-        let mut width = LANES;
-        while width > 1 {
-            width /= 2;
-            let (low, high) = l.split_at_mut(width);
-            for (s, &h) in low.iter_mut().zip(high.iter()) {
-                *s = *s + h;
-            }
-        }
-        *sum = l[0];
-    }
 }

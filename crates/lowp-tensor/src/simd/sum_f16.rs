@@ -12,7 +12,7 @@
 //! [`super::reduce`]'s portable body bit for bit.
 
 use super::Path;
-use super::reduce::{LANES, MAX_BLOCKS, finish_blocks};
+use super::lanes::{LANES, MAX_BLOCKS, finish_blocks};
 use crate::blocks::BLOCK;
 use crate::element::f16_bits_to_f32;
 
