@@ -5,7 +5,7 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
-use super::isa::Isa;
+use super::isa::{Isa, narrow4};
 use super::kernel;
 use crate::LowpFloat;
 
@@ -178,7 +178,7 @@ impl Isa for Avx2 {
             const PLAN: super::plan::NarrowPlan =
                 super::plan::NarrowPlan::of(&crate::format::formats::F16);
             // SAFETY: see the impl.
-            return unsafe { self.store_u16x4::<STREAM>(p, kernel::narrow4(self, &PLAN, x, true)) };
+            return unsafe { self.store_u16x4::<STREAM>(p, narrow4(self, &PLAN, x, true)) };
         }
         // SAFETY: see the impl.
         unsafe {
@@ -244,6 +244,7 @@ super::entry_points!(path, "avx2,f16c", Avx2(()));
 mod tests {
     use super::*;
     use crate::format::formats;
+    use crate::simd::isa::narrow;
     use crate::simd::plan::{Method, NarrowPlan};
 
     /// The integer rounding method serves only E8M0 among today's formats (the FPU method
@@ -277,7 +278,7 @@ mod tests {
                     // SAFETY: `lanes` holds 8 values; the CPU has AVX2.
                     let x = unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) };
                     let mut out = [0u32; 8];
-                    let code = kernel::narrow(isa, &plan, x, saturate);
+                    let code = narrow(isa, &plan, x, saturate);
                     // SAFETY: `out` has room for 8 values.
                     unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), code) };
                     for (&l, &o) in lanes.iter().zip(&out) {

@@ -8,7 +8,7 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
-use super::isa::Isa;
+use super::isa::{Isa, narrow4};
 use super::kernel;
 use super::plan::NarrowPlan;
 use crate::LowpFloat;
@@ -218,7 +218,7 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         if saturate {
             const PLAN: NarrowPlan = NarrowPlan::of(&formats::F16);
             // SAFETY: see the impl.
-            return unsafe { self.store_u16x4::<STREAM>(p, kernel::narrow4(self, &PLAN, x, true)) };
+            return unsafe { self.store_u16x4::<STREAM>(p, narrow4(self, &PLAN, x, true)) };
         }
         // SAFETY: see the impl (`FP16` promises AVX512-FP16).
         unsafe {
@@ -262,9 +262,7 @@ impl<const BF16: bool, const FP16: bool> Isa for Avx512<BF16, FP16> {
         let any = unusual(x[0]) | unusual(x[1]) | unusual(x[2]) | unusual(x[3]);
         if !BF16 || saturate || any != 0 {
             // SAFETY: see the impl.
-            return unsafe {
-                self.store_u16x4::<STREAM>(p, kernel::narrow4(self, &PLAN, x, saturate))
-            };
+            return unsafe { self.store_u16x4::<STREAM>(p, narrow4(self, &PLAN, x, saturate)) };
         }
         // SAFETY: see the impl (`BF16` promises AVX512-BF16).
         unsafe {
