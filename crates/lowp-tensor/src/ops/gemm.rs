@@ -22,19 +22,14 @@ use crate::ops::kept::Aligned;
 use crate::simd::Path;
 use crate::simd::dot_bf16::{self, Exponents, pair_exponents, pair_tiles, unpair};
 use crate::simd::gemm::{MAX_MR, Tile, micro_tiles, tiled_at, tiled_len};
-use pack::{pack_a, pack_a_pairs, pack_b, pack_b_pairs};
+use pack::{KC, NC, pack_a, pack_a_pairs, pack_b, pack_b_pairs};
 use rayon::prelude::*;
 
 mod pack;
 
-/// Depth of a packed block.
-const KC: usize = 256;
 /// Rows of a packed block of `A` (a multiple of every tile's rows), or twice as many where
 /// [`blocking`] says: 96 x 256 f32s (96 KiB) stay in L2 while the micro-kernel runs over them.
 const MC: usize = 96;
-/// Columns of a packed panel of `B` at most (a multiple of every tile's columns); see
-/// [`blocking`]. The panel, all `k` rows of it, is packed once and shared by every thread.
-const NC: usize = 1024;
 /// The most bytes a panel of [`NC`] columns may take; see [`blocking`].
 const PANEL_BYTES: usize = 4 << 20;
 

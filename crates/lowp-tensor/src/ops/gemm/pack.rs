@@ -2,12 +2,19 @@
 //! accumulation type for the FMA kernel ([`pack_a`], [`pack_b`]), or, for the bf16 pair
 //! kernel, straight from the bf16 values into pairs ([`pack_a_pairs`], [`pack_b_pairs`]).
 
-use super::{KC, NC};
 use crate::element::{FloatElement, Real};
 use crate::simd::Path;
 use crate::simd::dot_bf16::{self, pair};
 use crate::simd::gemm::MAX_MR;
 use crate::simd::transpose::rows_into_sliver;
+
+/// Depth of a packed block.
+pub(super) const KC: usize = 256;
+
+/// Columns of a packed panel of `B` at most (a multiple of every tile's columns); see
+/// [`super::blocking`]. The panel, all `k` rows of it, is packed once and shared by every
+/// thread.
+pub(super) const NC: usize = 1024;
 
 /// Packs rows `i0..i0 + mc`, columns `p0..p0 + kc` of `a` (row stride `k`) into slivers of
 /// `mr` rows (6 or [`MAX_MR`], [`Tile::on`](crate::simd::gemm::Tile::on)'s): sliver `s`, step `p`, row `r` at
