@@ -1614,17 +1614,38 @@ pub fn dequantize_f64(
 ) -> Result<(), String> {
     let rows = rows_of("dst", scheme, dst.len(), cols)?;
     check_bytes(scheme, rows, cols, data.len(), scales.len())?;
-    let mul = |bits: u32| -> f64 {
-        match scheme {
-            Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(bits) as f64,
-            Scheme::Mxfp8 | Scheme::Mxfp4 if bits == 0xff => f64::NAN,
-            Scheme::Mxfp8 | Scheme::Mxfp4 => pow2_f64(bits as i32 - 127),
-            Scheme::Nvfp4 => f8e4m3fn::from_bits(bits as u8).to_f64() * tensor_scale as f64,
-        }
-    };
+    let mul = |bits: u32| scale_factor_f64(scheme, bits, f64::from(tensor_scale));
     decode(scheme, data, scales, cols, rows, dst, mul, |q, m| {
         q as f64 * m
     })
+}
+
+/// What a block's elements are multiplied by, exactly in f64, for its stored scale `bits`
+/// ([`scale_bits`]): the fp8 scale itself, `2^(s - 127)` for an E8M0 byte (NaN for 255), or
+/// nvfp4's E4M3 scale times `second`.
+fn scale_factor_f64(scheme: Scheme, bits: u32, second: f64) -> f64 {
+    match scheme {
+        Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(bits) as f64,
+        Scheme::Mxfp8 | Scheme::Mxfp4 if bits == 0xff => f64::NAN,
+        Scheme::Mxfp8 | Scheme::Mxfp4 => pow2_f64(bits as i32 - 127),
+        Scheme::Nvfp4 => f8e4m3fn::from_bits(bits as u8).to_f64() * second,
+    }
+}
+
+/// The stored bits of block `i`'s scale in a row of scales as the codec lays them out: a
+/// little-endian f32 for fp8, one byte otherwise.
+#[inline(always)]
+fn scale_bits(scheme: Scheme, srow: &[u8], i: usize) -> u32 {
+    if scheme.float_scales() {
+        u32::from_le_bytes([
+            srow[4 * i],
+            srow[4 * i + 1],
+            srow[4 * i + 2],
+            srow[4 * i + 3],
+        ])
+    } else {
+        srow[i] as u32
+    }
 }
 
 /// What checking the scales of some blocks found ([`check_scales`]), mergeable across chunks
@@ -1681,14 +1702,6 @@ pub fn check_scales(
         .ok_or_else(|| format!("{scheme}: {rows} rows of {cols} columns are too many"))?;
     rows_of("data", scheme, elements, cols)?;
     check_bytes(scheme, rows, cols, data.len(), scales.len())?;
-    let factor = |bits: u32| -> f64 {
-        match scheme {
-            Scheme::Fp8Block | Scheme::Fp8Channel => f32::from_bits(bits) as f64,
-            Scheme::Mxfp8 | Scheme::Mxfp4 if bits == 0xff => f64::NAN,
-            Scheme::Mxfp8 | Scheme::Mxfp4 => pow2_f64(bits as i32 - 127),
-            Scheme::Nvfp4 => f8e4m3fn::from_bits(bits as u8).to_f64() * second,
-        }
-    };
     let (drb, srb) = (scheme.data_row_bytes(cols), scheme.scale_row_bytes(cols));
     let (br, bc) = (scheme.block_rows(), scheme.block_cols());
     let e4m3 = scheme.bits_per_element() == 8;
@@ -1705,17 +1718,7 @@ pub fn check_scales(
     for (k, srow) in scales.chunks_exact(srb.max(1)).enumerate() {
         let block_rows = k * br..((k + 1) * br).min(rows);
         for b in 0..scheme.blocks_per_row(cols) {
-            let bits = if scheme.float_scales() {
-                u32::from_le_bytes([
-                    srow[4 * b],
-                    srow[4 * b + 1],
-                    srow[4 * b + 2],
-                    srow[4 * b + 3],
-                ])
-            } else {
-                srow[b] as u32
-            };
-            let f = factor(bits);
+            let f = scale_factor_f64(scheme, scale_bits(scheme, srow, b), second);
             // fp8-channel's one block is the whole row (its block_cols is usize::MAX).
             let c0 = b * bc;
             let c1 = c0.saturating_add(bc).min(cols);
@@ -1791,18 +1794,7 @@ fn decode_rows<T: Elem, D, M: Copy>(
             );
             widen(&elems, n, &mut q);
             for (b, (out, q)) in out.chunks_mut(bc).zip(q[..n].chunks(bc)).enumerate() {
-                let i = c0 / bc + b;
-                let bits = if scheme.float_scales() {
-                    u32::from_le_bytes([
-                        srow[4 * i],
-                        srow[4 * i + 1],
-                        srow[4 * i + 2],
-                        srow[4 * i + 3],
-                    ])
-                } else {
-                    srow[i] as u32
-                };
-                let m = mul(bits);
+                let m = mul(scale_bits(scheme, srow, c0 / bc + b));
                 out.iter_mut().zip(q).for_each(|(y, &q)| *y = apply(q, m));
             }
         }
