@@ -270,22 +270,10 @@ pub fn quantize(
                 } = b;
                 let bytes = raw.bytes(t.rows * t.cols * size);
                 read_tile(&input, t, cols, size, bytes)?;
-                data.resize(t.rows * scheme.data_row_bytes(t.cols), 0);
-                scales.resize(scheme.scale_bytes(t.rows, t.cols), 0);
-                let place = Place {
-                    first: (t.row * cols + t.col) as u64,
-                    stride: cols,
-                };
-                let tile = ChunkOf {
-                    cols: t.cols,
-                    place,
-                    tensor_scale,
-                };
-                let source = source(from, bytes, values);
-                let stats = quantize_tile(encoding, source, tile, data, scales)?;
-                if let Some(out) = &outputs {
-                    write_tile(encoding, shape, t, data, scales, output, out)?;
-                }
+                let values = source(from, bytes, values);
+                let buffers = (data, scales, output);
+                let stats =
+                    encode_tile(encoding, shape, t, tensor_scale, values, buffers, &outputs)?;
                 control.add(bytes.len() as u64);
                 Ok(stats)
             })
@@ -437,17 +425,6 @@ impl Reading<'_> {
     }
 }
 
-/// Where a chunk of a tensor lies and what it is quantized with, beside its values.
-#[derive(Clone, Copy)]
-struct ChunkOf {
-    /// Columns of a row of the chunk.
-    cols: usize,
-    /// Its place in the tensor (for stochastic rounding).
-    place: Place,
-    /// NVFP4's `scale_2`.
-    tensor_scale: f32,
-}
-
 /// A chunk's values as the codec takes them.
 enum Source<'a> {
     /// f32 values (f32 sources where they were read, narrower types widened exactly).
@@ -469,29 +446,41 @@ fn source<'a>(from: FloatType, bytes: &'a [u8], values: &'a mut Vec<f32>) -> Sou
     }
 }
 
-/// Quantizes one chunk (whole rows, or a tile of them) into `data` and `scales`.
-fn quantize_tile(
+/// Quantizes the tile `t` of a tensor stored as `stored` (as the codec cuts it), whose
+/// values are `values`, into the thread's `data` and `scales` buffers, and writes it at
+/// `outputs` (`None`: measure only), converting the scales with the third buffer;
+/// `tensor_scale` is NVFP4's `scale_2`.
+fn encode_tile(
     encoding: &Encoding,
-    source: Source<'_>,
-    chunk: ChunkOf,
-    data: &mut [u8],
-    scales: &mut [u8],
+    stored: &[usize],
+    t: Tile,
+    tensor_scale: f32,
+    values: Source<'_>,
+    (data, scales, scratch): (&mut Vec<u8>, &mut Vec<u8>, &mut Block),
+    outputs: &Option<[At<'_>; 3]>,
 ) -> Result<QuantStats, Error> {
     let (scheme, opts) = (encoding.scheme, &encoding.opts);
-    let ChunkOf {
-        cols,
-        place,
-        tensor_scale,
-    } = chunk;
-    match source {
+    data.resize(t.rows * scheme.data_row_bytes(t.cols), 0);
+    scales.resize(scheme.scale_bytes(t.rows, t.cols), 0);
+    // Stochastic rounding's element indices are the stored tensor's.
+    let cols = stored[stored.len() - 1];
+    let place = Place {
+        first: (t.row * cols + t.col) as u64,
+        stride: cols,
+    };
+    let stats = match values {
         Source::F32(x) => {
-            quant::quantize_at(scheme, opts, x, cols, place, tensor_scale, data, scales)
+            quant::quantize_at(scheme, opts, x, t.cols, place, tensor_scale, data, scales)
         }
         Source::F64(x) => {
-            quant::quantize_at(scheme, opts, x, cols, place, tensor_scale, data, scales)
+            quant::quantize_at(scheme, opts, x, t.cols, place, tensor_scale, data, scales)
         }
     }
-    .map_err(Error::file)
+    .map_err(Error::file)?;
+    if let Some(out) = outputs {
+        write_tile(encoding, stored, t, data, scales, scratch, out)?;
+    }
+    Ok(stats)
 }
 
 /// Quantizes a stack of matrices `[E, in, out]` (gpt-oss's experts) stored transposed, each as
@@ -543,21 +532,9 @@ pub fn quantize_transposed(
                 read_tile(&input, region, outs, size, bytes)?;
                 let swapped = transposed.bytes(bytes.len());
                 transpose(bytes, swapped, t.cols, t.rows, size);
-                data.resize(t.rows * scheme.data_row_bytes(t.cols), 0);
-                scales.resize(scheme.scale_bytes(t.rows, t.cols), 0);
-                let chunk = ChunkOf {
-                    cols: t.cols,
-                    place: Place {
-                        first: (t.row * ins + t.col) as u64,
-                        stride: ins,
-                    },
-                    tensor_scale: 0.0,
-                };
-                let stats =
-                    quantize_tile(encoding, source(from, swapped, values), chunk, data, scales)?;
-                if let Some(out) = &outputs {
-                    write_tile(encoding, &stored, t, data, scales, output, out)?;
-                }
+                let values = source(from, swapped, values);
+                let buffers = (data, scales, output);
+                let stats = encode_tile(encoding, &stored, t, 0.0, values, buffers, &outputs)?;
                 control.add(bytes.len() as u64);
                 Ok(stats)
             })
