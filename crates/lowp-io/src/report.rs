@@ -342,20 +342,13 @@ impl TensorReport {
                 significant(to.unit_roundoff())
             ));
         }
-        // The reasons for a warning are listed after those of a failure: both matter.
-        if !fails.is_empty() {
-            fails.extend(warns);
-            return (Verdict::Fail, fails.join(", "));
-        }
-        if !warns.is_empty() {
-            return (Verdict::Warn, warns.join(", "));
-        }
         let finite = s.elements - s.nan_inputs - s.infinite_inputs;
-        if s.exact == finite {
-            (Verdict::Exact, String::new())
+        let clean = if s.exact == finite {
+            Verdict::Exact
         } else {
-            (Verdict::Ok, String::new())
-        }
+            Verdict::Ok
+        };
+        judged(fails, warns, clean)
     }
 }
 
@@ -394,14 +387,21 @@ impl QuantReport {
                 significant(self.warn_above())
             ));
         }
-        if !fails.is_empty() {
-            fails.extend(warns);
-            return (Verdict::Fail, fails.join(", "));
-        }
-        if !warns.is_empty() {
-            return (Verdict::Warn, warns.join(", "));
-        }
-        (Verdict::Ok, String::new())
+        judged(fails, warns, Verdict::Ok)
+    }
+}
+
+/// The verdict of the reasons for a failure and for a warning, and its reasons: `fail` with
+/// both lists (a warning's reasons after a failure's: both matter), `warn` with its own, or
+/// `clean` (`exact` or `ok`) with none.
+fn judged(mut fails: Vec<String>, warns: Vec<String>, clean: Verdict) -> (Verdict, String) {
+    if !fails.is_empty() {
+        fails.extend(warns);
+        (Verdict::Fail, fails.join(", "))
+    } else if !warns.is_empty() {
+        (Verdict::Warn, warns.join(", "))
+    } else {
+        (clean, String::new())
     }
 }
 
