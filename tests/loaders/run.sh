@@ -4,14 +4,22 @@
 #
 #   bash tests/loaders/run.sh [VENV]
 #
-# VENV: a virtualenv to install the loaders into (default: a new one under $TMPDIR). Where it
-# already holds lowp's Python module (as .ci/run's does), the module is not built again.
+# VENV: a virtualenv to install the loaders into (default: a new one under $TMPDIR, removed on
+# exit). Where it already holds lowp's Python module (as .ci/run's does), the module is not
+# built again.
 # torch's Linux wheel on PyPI is the CUDA build, about 5.6 GB installed: with less than 10 GB
 # free the suite says, loudly, that it skipped, and exits 0 (set LOWP_LOADERS_REQUIRED=1 to
 # make that an error).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-VENV="${1:-$(mktemp -d)/venv}"
+if [ $# -ge 1 ]; then
+    VENV="$1"
+else
+    # A virtualenv of our own holds torch (~5.6 GB): removed on exit so runs do not fill the disk.
+    VENV_PARENT="$(mktemp -d)"
+    trap 'rm -rf "$VENV_PARENT"' EXIT
+    VENV="$VENV_PARENT/venv"
+fi
 free_kb=$(df -Pk "$(dirname "$VENV")" | awk 'NR == 2 {print $4}')
 if [ "$free_kb" -lt $((10 * 1024 * 1024)) ]; then
     echo "################################################################################"
