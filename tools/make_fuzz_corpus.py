@@ -2,7 +2,7 @@
 """Writes the fuzz seed corpus, fuzz/corpus/TARGET/NAME, from scratch.
 
 Each file is a small malformed (or, as a seed for the fuzzer, well-formed) input of the
-kinds issue 17 names: truncations, lying lengths, bad offsets, overflowing shapes, bad zip
+kinds a hostile input takes: truncations, lying lengths, bad offsets, overflowing shapes, bad zip
 archives, nested-bracket .npy headers, huge headers, junk, empty files, bad CRCs, bad UTF-8
 in headers, and extreme decimal strings. The targets are those of fuzz/fuzz_targets/ and
 crates/lowp-io/tests/fuzz_feed/mod.rs (which says what each does with the bytes);
