@@ -11,7 +11,7 @@ call, so lowp's new arrays reuse the memory of the last one (lowp.output_cache);
 is lowp on all cores with that cache off (lowp.set_output_cache(0)), so that every result
 takes fresh pages, as astype's do from 32 MiB up. Prints the best time of --reps runs, the
 throughput (bytes read + written per second) and the ratios reference time / lowp time:
-"1T" is the single-threaded speedup, which the issue asks to be 4x or more. Every lowp result
+"1T" is the single-threaded speedup, whose goal is 4x or more. Every lowp result
 is checked against the reference's bits first (NaN payloads aside).
 """
 
