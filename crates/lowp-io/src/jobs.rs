@@ -11,7 +11,7 @@ use crate::options::{Options, Target};
 use crate::packed::Packed;
 use crate::plan::Plan;
 use crate::quant::Scheme;
-use crate::quant_io::Encoding;
+use crate::quant_tensor::Encoding;
 use crate::selection::Selection;
 use safetensors::Dtype;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

@@ -65,7 +65,7 @@ mod pipeline;
 mod plan;
 pub mod progress;
 pub mod quant;
-mod quant_io;
+mod quant_tensor;
 pub mod report;
 mod run_tensor;
 pub mod safetensors;

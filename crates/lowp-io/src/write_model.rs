@@ -18,7 +18,7 @@ use crate::outdir::TempDir;
 use crate::pipeline::{self, Files, Segment};
 use crate::progress::Control;
 use crate::quant::Scheme;
-use crate::quant_io::{self, At};
+use crate::quant_tensor::{self, At};
 use crate::report::{QuantReport, Skipped, TensorReport};
 use std::collections::HashMap;
 use std::fs::File;
@@ -524,11 +524,11 @@ fn run_job(
                 _ => None,
             };
             let run = if *transposed {
-                quant_io::quantize_transposed
+                quant_tensor::quantize_transposed
             } else {
-                quant_io::quantize
+                quant_tensor::quantize
             };
-            let input = quant_io::at(model, *tensor);
+            let input = quant_tensor::at(model, *tensor);
             let stats = run(input, *from, &t.shape, encoding, outputs, control)
                 .map_err(|e| e.about(&t.name))?;
             if let (Some(s), Some(last)) = (input_scale, job.outputs.last())
@@ -558,7 +558,7 @@ fn run_job(
         }
         Work::Dequantize { q, to } => {
             let (stats, scale_check) =
-                quant_io::dequantize(model, q, *to, shard.at(&q.name), control)
+                quant_tensor::dequantize(model, q, *to, shard.at(&q.name), control)
                     .map_err(|e| e.about(&q.name))?;
             Ok(TensorReport {
                 name: q.name.clone(),
@@ -577,7 +577,7 @@ fn run_job(
         }
         Work::Decode { tensor, packed, to } => {
             let t = model.entry(*tensor);
-            let stats = quant_io::decode_packed(
+            let stats = quant_tensor::decode_packed(
                 model,
                 *tensor,
                 *packed,
