@@ -12,7 +12,6 @@ use crate::files::{self, TempOutput};
 use crate::model::Model;
 use crate::options::{Options, Target};
 use crate::progress::{Control, NoProgress, Progress};
-use crate::quant::Scheme;
 use crate::report::Report;
 use crate::{numpy, write_model};
 use std::path::{Path, PathBuf};
@@ -48,7 +47,8 @@ pub fn convert(opts: &Options) -> Result<Report, Error> {
 }
 
 /// [`convert`], reporting progress to `progress` (from several threads) and stopping with
-/// [`Error::Cancelled`] at the next block once `cancel` is set. Whatever the error, nothing is
+/// [`Error::Cancelled`] at the next block once `cancel` is set. Options that do not go
+/// together are refused first ([`Options::validate`]). Whatever the error, nothing is
 /// left behind: the temporary output is removed and the output path is untouched. First it
 /// removes the temporary outputs that killed runs left beside the output
 /// ([`crate::leftovers`]), telling `progress` of each.
@@ -58,22 +58,7 @@ pub fn convert_with(
     cancel: &AtomicBool,
 ) -> Result<Report, Error> {
     let control = Control { progress, cancel };
-    if let Target::Float(to) = opts.to {
-        let given = [
-            (opts.layout.is_some(), "a layout (--layout)"),
-            (
-                opts.activation_amax.is_some(),
-                "activation amax (--activation-amax)",
-            ),
-        ];
-        if let Some((_, what)) = given.iter().find(|(set, _)| *set) {
-            return Err(Error::invalid(format!(
-                "{what} applies to the block-quantized schemes ({}), not to {}",
-                Scheme::ALL.map(Scheme::name).join(", "),
-                to.name()
-            )));
-        }
-    }
+    opts.validate()?;
     if let Some(out) = &opts.output {
         // A model directory's files are inputs, whatever their names: never swept.
         let input_root = if opts.input.is_dir() || !Model::is_model_path(&opts.input) {

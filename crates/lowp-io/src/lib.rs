@@ -79,7 +79,7 @@ pub use file_kind::Kind;
 pub use glob::glob;
 pub use kernel::FloatType;
 pub use leftovers::Leftover;
-pub use options::{Options, Target};
+pub use options::{Options, Setting, Target};
 pub use plan::Plan;
 pub use progress::{NoProgress, Progress};
 pub use report::{Report, Skipped, TensorReport, Verdict};

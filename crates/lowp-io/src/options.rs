@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::glob::glob;
 use crate::kernel::FloatType;
 use crate::layouts::Layout;
-use crate::quant::{QuantOptions, Scheme};
+use crate::quant::{ElementRounding, QuantOptions, ScaleSearch, Scheme};
 use crate::report::{TensorReport, Verdict};
 use std::path::PathBuf;
 
@@ -99,7 +99,7 @@ pub struct Options {
     pub per_tensor_scale: bool,
     /// Leave the output unwritten when a tensor's verdict is this or worse, or an `--only` or
     /// `--keep-f32` pattern matches no tensor (`--strict`; `None`: always write). The
-    /// conversion still runs to the end and gives its report, with [`Report::written`] false;
+    /// conversion still runs to the end and gives its report, with [`Report::written`](crate::Report::written) false;
     /// an existing output is left as it was.
     pub strict: Option<Verdict>,
 }
@@ -192,6 +192,124 @@ impl Options {
     }
 }
 
+/// An option of a conversion that only some targets take, by the name the library's messages
+/// give it: the name of Python's `lowp.convert` keyword (`scale_search`), which a command line
+/// spells its own way (`--scale-search`, see [`Options::validate_naming`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// [`Options::rest`].
+    Rest,
+    /// [`Options::layout`].
+    Layout,
+    /// [`Options::activation_amax`].
+    ActivationAmax,
+    /// [`QuantOptions::rounding`] of [`Options::quant`].
+    Rounding,
+    /// [`QuantOptions::search`] of [`Options::quant`].
+    ScaleSearch,
+    /// [`Options::per_tensor_scale`], the per-tensor scaling of FP8 targets.
+    Fp8Scale,
+}
+
+impl Setting {
+    /// Every setting, in the order [`Options::validate`] checks them.
+    pub const ALL: [Setting; 6] = [
+        Setting::Rest,
+        Setting::Layout,
+        Setting::ActivationAmax,
+        Setting::Rounding,
+        Setting::ScaleSearch,
+        Setting::Fp8Scale,
+    ];
+
+    /// The setting's name in the library's messages: `rest`, `layout`, `activation_amax`,
+    /// `rounding`, `scale_search`, `fp8_scale`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::Rest => "rest",
+            Setting::Layout => "layout",
+            Setting::ActivationAmax => "activation_amax",
+            Setting::Rounding => "rounding",
+            Setting::ScaleSearch => "scale_search",
+            Setting::Fp8Scale => "fp8_scale",
+        }
+    }
+}
+
+impl Options {
+    /// Checks that the options go together: [`Options::rest`], [`Options::layout`],
+    /// [`Options::activation_amax`], a rounding other than nearest and a scale search other
+    /// than the scheme's rule apply to the block-quantized schemes only, and
+    /// [`Options::per_tensor_scale`] to the FP8 float types only. The error
+    /// ([`Error::Invalid`]) names the first option given where it does not apply (by
+    /// [`Setting::name`]), what it applies to and the target:
+    ///
+    /// ```
+    /// use lowp_io::{FloatType, Options};
+    ///
+    /// let opts = Options {
+    ///     rest: Some(FloatType::F16),
+    ///     ..Options::new("model.safetensors", None, FloatType::BF16)
+    /// };
+    /// assert_eq!(
+    ///     opts.validate().unwrap_err().to_string(),
+    ///     "rest applies to the block-quantized schemes (fp8-block, fp8-channel, mxfp8, mxfp4, \
+    ///      nvfp4), not to bf16"
+    /// );
+    /// ```
+    ///
+    /// [`convert`](crate::convert) and [`convert_with`](crate::convert_with) call it first.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.validate_naming(|s| s.name().to_string())
+    }
+
+    /// [`Options::validate`], its message naming each option `name(setting)`: a front end's
+    /// own spelling of it (`--scale-search` on a command line), the rest of the message the
+    /// same.
+    pub fn validate_naming(&self, name: impl Fn(Setting) -> String) -> Result<(), Error> {
+        match self.misuse() {
+            Some((setting, why)) => Err(Error::invalid(format!("{} {why}", name(setting)))),
+            None => Ok(()),
+        }
+    }
+
+    /// The first setting given where it does not apply, and why it does not.
+    fn misuse(&self) -> Option<(Setting, String)> {
+        let given = |setting: Setting| match setting {
+            Setting::Rest => self.rest.is_some(),
+            Setting::Layout => self.layout.is_some(),
+            Setting::ActivationAmax => self.activation_amax.is_some(),
+            Setting::Rounding => self.quant.rounding != ElementRounding::Nearest,
+            Setting::ScaleSearch => self.quant.search != ScaleSearch::Spec,
+            Setting::Fp8Scale => self.per_tensor_scale,
+        };
+        let applies = |setting: Setting| match (setting, self.to) {
+            (Setting::Fp8Scale, Target::Float(t)) => t.is_fp8(),
+            (Setting::Fp8Scale, Target::Scheme(_)) => false,
+            (_, target) => matches!(target, Target::Scheme(_)),
+        };
+        let setting = Setting::ALL
+            .into_iter()
+            .find(|&s| given(s) && !applies(s))?;
+        let why = match setting {
+            Setting::Fp8Scale => {
+                let fp8: Vec<&str> = FloatType::ALL
+                    .into_iter()
+                    .filter(|t| t.is_fp8())
+                    .map(FloatType::name)
+                    .collect();
+                format!("applies to {}, not {}", fp8.join(" and "), self.to.name())
+            }
+            _ => format!(
+                "applies to the block-quantized schemes ({}), not to {}",
+                Scheme::ALL.map(Scheme::name).join(", "),
+                self.to.name()
+            ),
+        };
+        Some((setting, why))
+    }
+}
+
 /// The `patterns` that match none of the `tensors`' names, in the order given. Patterns
 /// select a tensor of another model of a directory by its name within that model, while the
 /// report names it after its folder or file (`2_Dense/linear.weight`): a pattern matching the
@@ -261,5 +379,96 @@ mod tests {
             opts(&["linear.bias"], &[], level).unmatched_only(&dense),
             ["linear.bias"]
         );
+    }
+
+    #[test]
+    fn validate_refuses_each_option_where_it_does_not_apply() {
+        let schemes = "the block-quantized schemes (fp8-block, fp8-channel, mxfp8, mxfp4, nvfp4)";
+        let bf16 = || Options::new(PathBuf::new(), None, FloatType::BF16);
+        let quant = |rounding, search| QuantOptions {
+            rounding,
+            search,
+            ..QuantOptions::default()
+        };
+        let cases = [
+            (
+                Options {
+                    rest: Some(FloatType::F16),
+                    ..bf16()
+                },
+                format!("rest applies to {schemes}, not to bf16"),
+            ),
+            (
+                Options {
+                    layout: Some(Layout::ModelOpt),
+                    ..bf16()
+                },
+                format!("layout applies to {schemes}, not to bf16"),
+            ),
+            (
+                Options {
+                    activation_amax: Some(PathBuf::from("amax.json")),
+                    ..bf16()
+                },
+                format!("activation_amax applies to {schemes}, not to bf16"),
+            ),
+            (
+                Options {
+                    quant: quant(ElementRounding::Stochastic { seed: 1 }, ScaleSearch::Spec),
+                    ..bf16()
+                },
+                format!("rounding applies to {schemes}, not to bf16"),
+            ),
+            (
+                Options {
+                    quant: quant(ElementRounding::Nearest, ScaleSearch::Mse),
+                    ..bf16()
+                },
+                format!("scale_search applies to {schemes}, not to bf16"),
+            ),
+            (
+                Options {
+                    per_tensor_scale: true,
+                    ..bf16()
+                },
+                "fp8_scale applies to f8e4m3fn and f8e5m2, not bf16".to_string(),
+            ),
+            (
+                Options {
+                    per_tensor_scale: true,
+                    ..Options::new(PathBuf::new(), None, Target::Scheme(Scheme::Mxfp8))
+                },
+                "fp8_scale applies to f8e4m3fn and f8e5m2, not mxfp8".to_string(),
+            ),
+        ];
+        for (opts, want) in cases {
+            let err = opts.validate().unwrap_err();
+            assert!(matches!(err, Error::Invalid(_)), "{err}");
+            assert_eq!(err.to_string(), want);
+        }
+        // A front end's own spelling of the option, the rest of the message the same.
+        let flag = |s: Setting| format!("--{}", s.name().replace('_', "-"));
+        let stochastic = Options {
+            quant: quant(ElementRounding::Stochastic { seed: 1 }, ScaleSearch::Mse),
+            ..bf16()
+        };
+        assert_eq!(
+            stochastic.validate_naming(flag).unwrap_err().to_string(),
+            format!("--rounding applies to {schemes}, not to bf16")
+        );
+        // Every option where it applies.
+        let scheme = Options {
+            rest: Some(FloatType::F16),
+            layout: Some(Layout::ModelOpt),
+            activation_amax: Some(PathBuf::from("amax.json")),
+            quant: quant(ElementRounding::Stochastic { seed: 1 }, ScaleSearch::Mse),
+            ..Options::new(PathBuf::new(), None, Target::Scheme(Scheme::Nvfp4))
+        };
+        assert_eq!(scheme.validate(), Ok(()));
+        let fp8 = Options {
+            per_tensor_scale: true,
+            ..Options::new(PathBuf::new(), None, FloatType::F8E5M2)
+        };
+        assert_eq!(fp8.validate(), Ok(()));
     }
 }

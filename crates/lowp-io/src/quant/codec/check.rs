@@ -23,11 +23,11 @@ impl ScaleCheck {
 }
 
 /// Checks the scale of every block of `rows` rows of `cols` columns in `data` and `scales`
-/// (laid out as [`quantize`] writes them and [`dequantize`] reads them, for fp8-block one band
+/// (laid out as [`quantize`](super::quantize) writes them and [`dequantize`](super::dequantize) reads them, for fp8-block one band
 /// of at most 128 rows): how many blocks there are, and how many have a bad scale.
 ///
 /// A block is judged by the factor its elements are multiplied by when decoded: the float
-/// scale (fp8-block, fp8-channel: the little-endian f32s [`dequantize`] takes, bf16 and f16
+/// scale (fp8-block, fp8-channel: the little-endian f32s [`dequantize`](super::dequantize) takes, bf16 and f16
 /// scales widened exactly), `2^(s - 127)` for an E8M0 byte `s` (255 is NaN), or for nvfp4 the
 /// E4M3 block scale times `second` (`scale_2`, or the inverse of compressed-tensors' divided
 /// global scale; ignored by the other schemes). The scale is bad when that factor is:

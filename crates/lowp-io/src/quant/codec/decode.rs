@@ -8,7 +8,7 @@ use crate::quant::Scheme;
 use crate::quant::divisor::{SEG, pow2_f32};
 use lowp::{f4e2m1fn, f8e4m3fn};
 
-/// Decodes what [`quantize`] wrote into f32s, bit for bit as the reference decoders compute in
+/// Decodes what [`quantize`](super::quantize) wrote into f32s, bit for bit as the reference decoders compute in
 /// f32:
 ///
 /// * fp8-block: `f32(q) * scale_inv` (DeepSeek-V3's `weight_dequant`, transformers' FP8
@@ -23,7 +23,7 @@ use lowp::{f4e2m1fn, f8e4m3fn};
 ///   E4M3 scale (0x7F/0xFF) gives NaN.
 ///
 /// `dst` holds `rows * cols` values; `data` and `scales` are those of these rows as
-/// [`quantize`] takes them (for fp8-block one band of at most 128 rows). FP4 padding nibbles
+/// [`quantize`](super::quantize) takes them (for fp8-block one band of at most 128 rows). FP4 padding nibbles
 /// are ignored. Returns an error naming the mismatch when a length does not fit.
 pub fn dequantize(
     scheme: Scheme,
@@ -46,8 +46,8 @@ pub fn dequantize(
     decode(scheme, data, scales, cols, rows, dst, mul, |q, m| q * m)
 }
 
-/// The exact values of what [`quantize`] wrote, in f64: `q * scale_inv`, `q * 2^(s - 127)`
-/// and `q * s * scale_2`, every product exact in f64 (the `x̂` of [`QuantStats::noise`]).
+/// The exact values of what [`quantize`](super::quantize) wrote, in f64: `q * scale_inv`, `q * 2^(s - 127)`
+/// and `q * s * scale_2`, every product exact in f64 (the `x̂` of [`QuantStats::noise`](super::QuantStats::noise)).
 /// E8M0 255 and a NaN E4M3 scale give NaN. Lengths as for [`dequantize`].
 pub fn dequantize_f64(
     scheme: Scheme,

@@ -20,7 +20,7 @@ pub(super) trait Elem: LowpFloat {
     /// quotient is rounded.
     fn overflows(a: f64, step: f64) -> bool;
     /// Whether a magnitude `a` divided by `step` (positive) lies beyond the top binade, at
-    /// least `2^(EMAX + 1)` ([`QuantStats::saturated`]). The product is exact in f64 (a power
+    /// least `2^(EMAX + 1)` ([`QuantStats::saturated`](super::QuantStats::saturated)). The product is exact in f64 (a power
     /// of two times a step of at most 28 bits, within f64's range).
     #[inline(always)]
     fn beyond_top(a: f64, step: f64) -> bool {
@@ -146,7 +146,7 @@ impl Elem for f4e2m1fn {
 }
 
 /// A call's buffers: quotients, rounded elements, and the elements widened back; made once
-/// per call of [`quantize`].
+/// per call of [`quantize`](super::quantize).
 pub(super) struct Work<T> {
     pub(super) scratch: Scratch,
     pub(super) elems: [T; SEG],

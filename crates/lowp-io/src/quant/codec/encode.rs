@@ -38,8 +38,8 @@ use lowp::{f4e2m1fn, f8e4m3fn};
 ///   (none for 0 rows): exactly [`Scheme::scale_bytes`]`(rows, cols)`.
 /// * `first_element`: the index in the whole tensor of `src[0]`, which stochastic rounding's
 ///   random bits depend on (so the result does not depend on the chunking).
-/// * `tensor_scale`: nvfp4's `scale_2` from [`nvfp4_tensor_scale`] of the whole tensor's
-///   [`amax`] (ignored by the other schemes); it must be finite and non-negative.
+/// * `tensor_scale`: nvfp4's `scale_2` from [`nvfp4_tensor_scale`](super::nvfp4_tensor_scale) of the whole tensor's
+///   [`amax`](super::amax) (ignored by the other schemes); it must be finite and non-negative.
 ///
 /// The scales, per block, from its largest finite magnitude `amax`:
 ///

@@ -15,6 +15,39 @@ pub enum ElementRounding {
     },
 }
 
+impl ElementRounding {
+    /// The names of the roundings, as [`ElementRounding::name`] gives them.
+    pub const NAMES: [&'static str; 2] = ["nearest", "stochastic"];
+
+    /// The rounding's name: `nearest` or `stochastic` (the seed is not part of it).
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementRounding::Nearest => "nearest",
+            ElementRounding::Stochastic { .. } => "stochastic",
+        }
+    }
+
+    /// The rounding of a [`name`](ElementRounding::name), stochastic rounding taking the
+    /// random bits of `seed`; `None` for any other name.
+    ///
+    /// ```
+    /// use lowp_io::quant::ElementRounding;
+    /// assert_eq!(ElementRounding::parse("nearest", 7), Some(ElementRounding::Nearest));
+    /// assert_eq!(
+    ///     ElementRounding::parse("stochastic", 7),
+    ///     Some(ElementRounding::Stochastic { seed: 7 })
+    /// );
+    /// assert_eq!(ElementRounding::parse("up", 7), None);
+    /// ```
+    pub fn parse(name: &str, seed: u64) -> Option<ElementRounding> {
+        match name {
+            "nearest" => Some(ElementRounding::Nearest),
+            "stochastic" => Some(ElementRounding::Stochastic { seed }),
+            _ => None,
+        }
+    }
+}
+
 /// How each block's scale is chosen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ScaleSearch {
@@ -35,6 +68,30 @@ pub enum ScaleSearch {
     /// With [`ElementRounding::Stochastic`] the scale is chosen by the nearest-rounding error,
     /// then the elements are rounded stochastically.
     Mse,
+}
+
+impl ScaleSearch {
+    /// Every way of choosing scales.
+    pub const ALL: [ScaleSearch; 2] = [ScaleSearch::Spec, ScaleSearch::Mse];
+
+    /// The name of the search: `spec` or `mse`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScaleSearch::Spec => "spec",
+            ScaleSearch::Mse => "mse",
+        }
+    }
+
+    /// The search of a [`name`](ScaleSearch::name); `None` for any other name.
+    ///
+    /// ```
+    /// use lowp_io::quant::ScaleSearch;
+    /// assert_eq!(ScaleSearch::parse("mse"), Some(ScaleSearch::Mse));
+    /// assert_eq!(ScaleSearch::parse("MSE"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<ScaleSearch> {
+        ScaleSearch::ALL.into_iter().find(|s| s.name() == name)
+    }
 }
 
 /// The float type that fp8-block's and fp8-channel's scales are rounded to.

@@ -12,7 +12,7 @@ use lowp::prelude::*;
 /// ones being scratch.
 pub(super) const PAD: usize = 64;
 
-/// `n` rounded up to whole [`PAD`] blocks (at most [`SEG`] for `n <= SEG`).
+/// `n` rounded up to whole [`PAD`] blocks (at most [`SEG`](crate::quant::divisor::SEG) for `n <= SEG`).
 #[inline]
 pub(super) fn padded(n: usize) -> usize {
     n.next_multiple_of(PAD)

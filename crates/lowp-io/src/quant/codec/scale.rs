@@ -18,7 +18,7 @@ pub(super) const E2M1_MAX: f64 = 6.0;
 
 impl ScaleType {
     /// The scale of a block of finite positive `amax` under fp8's rule `amax / 448` times
-    /// `factor` (1 for the rule itself, below 1 for [`ScaleSearch::Mse`]'s candidates),
+    /// `factor` (1 for the rule itself, below 1 for [`ScaleSearch::Mse`](super::ScaleSearch::Mse)'s candidates),
     /// rounded to nearest in this type from the f64 quotient, then clamped to the type's
     /// smallest positive and largest finite value, so that a positive amax never gets scale 0
     /// nor infinity. Exact by the lemma of `source`: the f64 quotient cannot land on a tie of
