@@ -4,12 +4,13 @@ use crate::error::CliError;
 use crate::interrupt;
 use crate::output::{self, Cell, Column, Table};
 use crate::printable::printable;
+use clap::builder::PossibleValuesParser;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use lowp_io::layouts::Layout;
 use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::report::significant;
-use lowp_io::{FloatType, Options, Report, Target, Verdict};
+use lowp_io::{FloatType, Options, Report, Setting, Target, Verdict};
 use serde_json::{Value, json};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -62,8 +63,9 @@ pub struct ConvertArgs {
 
     /// With a scheme: how elements are rounded: `nearest` (to nearest, ties to even) or
     /// `stochastic` (up or down with probability by distance; see --seed).
-    #[arg(long, value_name = "MODE", value_enum, default_value_t = RoundingMode::Nearest)]
-    rounding: RoundingMode,
+    #[arg(long, value_name = "MODE", default_value = "nearest",
+          value_parser = PossibleValuesParser::new(ElementRounding::NAMES))]
+    rounding: String,
 
     /// The seed of stochastic rounding: the same seed gives the same bytes.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -72,8 +74,9 @@ pub struct ConvertArgs {
     /// With a scheme: how each block's scale is chosen: `spec` (the scheme's rule) or `mse`
     /// (the rule's scale and its neighbours, whichever gives the block the least squared
     /// error).
-    #[arg(long, value_name = "MODE", value_enum, default_value_t = SearchMode::Spec)]
-    scale_search: SearchMode,
+    #[arg(long, value_name = "MODE", default_value = "spec",
+          value_parser = PossibleValuesParser::new(ScaleSearch::ALL.map(ScaleSearch::name)))]
+    scale_search: String,
 
     /// For a model directory: start a new shard when one would exceed SIZE (bytes, or with
     /// KB, MB, GB, KiB, MiB, GiB). Default: the input's largest shard.
@@ -174,24 +177,6 @@ Exit codes: 0 done; 1 a missing, unreadable, malformed or unwritable file (the m
 the path and the reason), or with --strict a verdict at its level or an --only or --keep-f32
 pattern that matches nothing (OUT not written); 2 usage; 130 interrupted.";
 
-/// The `--rounding` modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum RoundingMode {
-    /// To nearest, ties to even.
-    Nearest,
-    /// Stochastic, seeded by --seed.
-    Stochastic,
-}
-
-/// The `--scale-search` modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SearchMode {
-    /// The scheme's own rule.
-    Spec,
-    /// The least squared error among the rule's scale and its neighbours.
-    Mse,
-}
-
 /// The `--strict` levels: the best verdict that still fails the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum StrictLevel {
@@ -238,38 +223,44 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
             "several --to targets are compared with --dry-run; a conversion writes one",
         ));
     }
+    let quant = QuantOptions {
+        // clap has checked the names against these lists.
+        rounding: ElementRounding::parse(&args.rounding, args.seed).unwrap_or_default(),
+        search: ScaleSearch::parse(&args.scale_search).unwrap_or_default(),
+        ..QuantOptions::default()
+    };
+    let options = |to: Target| Options {
+        input: args.input.clone(),
+        output: args.output.clone(),
+        to,
+        rest: args.rest,
+        quant,
+        layout: args.layout,
+        activation_amax: args.activation_amax.clone(),
+        shard_size: args.shard_size,
+        only: args.only.clone(),
+        keep_f32: args.keep_f32.clone(),
+        saturate: args.saturate,
+        per_tensor_scale: args.fp8_scale == ScaleMode::PerTensor,
+        strict: args.strict.map(StrictLevel::verdict),
+    };
+    // lowp-io's rules on which options go together, each option named by its flag. A float
+    // type compared beside a scheme leaves --rest, --rounding and --scale-search to the scheme.
     let schemes = args.to.iter().any(|t| matches!(t, Target::Scheme(_)));
-    if !schemes {
-        let flag = if args.rest.is_some() {
-            Some("--rest")
-        } else if args.layout.is_some() {
-            Some("--layout")
-        } else if args.activation_amax.is_some() {
-            Some("--activation-amax")
-        } else if args.rounding != RoundingMode::Nearest {
-            Some("--rounding")
-        } else if args.scale_search != SearchMode::Spec {
-            Some("--scale-search")
-        } else {
-            None
-        };
-        if let Some(flag) = flag {
-            return Err(CliError::usage(format!(
-                "{flag} applies to the block-quantized schemes (fp8-block, fp8-channel, mxfp8, \
-                 mxfp4, nvfp4)"
-            )));
+    let options = |to: Target| {
+        let full = options(to);
+        match to {
+            Target::Float(_) if schemes => Options {
+                rest: None,
+                quant: QuantOptions::default(),
+                ..full
+            },
+            _ => full,
         }
-    }
-    if args.fp8_scale == ScaleMode::PerTensor
-        && let Some(t) = args
-            .to
-            .iter()
-            .find(|t| !matches!(t, Target::Float(f) if f.is_fp8()))
-    {
-        return Err(CliError::usage(format!(
-            "--fp8-scale applies to f8e4m3fn and f8e5m2, not {}",
-            t.name()
-        )));
+    };
+    let flag = |s: Setting| format!("--{}", s.name().replace('_', "-"));
+    for &to in &args.to {
+        options(to).validate_naming(flag).map_err(cli_error)?;
     }
     // IN before OUT: a missing input is the error to report (exit 1, with the system's
     // reason, as for any file that cannot be read), not what OUT would have to be for it.
@@ -293,32 +284,6 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
             ("--report", args.report.as_deref(), output::Expect::File),
         ],
     )?;
-    let quant = QuantOptions {
-        rounding: match args.rounding {
-            RoundingMode::Nearest => ElementRounding::Nearest,
-            RoundingMode::Stochastic => ElementRounding::Stochastic { seed: args.seed },
-        },
-        search: match args.scale_search {
-            SearchMode::Spec => ScaleSearch::Spec,
-            SearchMode::Mse => ScaleSearch::Mse,
-        },
-        ..QuantOptions::default()
-    };
-    let options = |to: Target| Options {
-        input: args.input.clone(),
-        output: args.output.clone(),
-        to,
-        rest: args.rest,
-        quant,
-        layout: args.layout,
-        activation_amax: args.activation_amax.clone(),
-        shard_size: args.shard_size,
-        only: args.only.clone(),
-        keep_f32: args.keep_f32.clone(),
-        saturate: args.saturate,
-        per_tensor_scale: args.fp8_scale == ScaleMode::PerTensor,
-        strict: args.strict.map(StrictLevel::verdict),
-    };
     let start = Instant::now();
     let mut reports = Vec::new();
     for &to in &args.to {
@@ -343,9 +308,9 @@ pub fn run(args: &ConvertArgs) -> Result<String, CliError> {
                 "dry_run": args.dry_run,
                 "to": to.name(),
                 "rest": args.rest.map(FloatType::name),
-                "rounding": format!("{:?}", args.rounding).to_lowercase(),
+                "rounding": quant.rounding.name(),
                 "seed": args.seed,
-                "scale_search": format!("{:?}", args.scale_search).to_lowercase(),
+                "scale_search": quant.search.name(),
                 "layout": args.layout.map(Layout::name),
                 "activation_amax": args.activation_amax.as_ref().map(|p| p.display().to_string()),
                 "only": args.only,

@@ -1,8 +1,8 @@
-//! `lowp convert` on inputs that are not what they claim to be (issue 17, finding 6): an
-//! empty, junk or truncated `.npy`/`.npz`, or a file taken for safetensors that is none, exits
-//! 1 with a message naming what is wrong with IN (not 2 with "IN is a safetensors file but OUT
-//! names a .npy file"); an `.npz` member whose data does not match its CRC-32 is refused even
-//! when it would be copied unconverted; and nothing is left behind.
+//! `lowp convert` on inputs that are not what they claim to be: an empty, junk or truncated
+//! `.npy`/`.npz`, or a file taken for safetensors that is none, exits 1 with a message naming
+//! what is wrong with IN (not 2 with "IN is a safetensors file but OUT names a .npy file"); an
+//! `.npz` member whose data does not match its CRC-32 is refused even when it would be copied
+//! unconverted; and nothing is left behind.
 
 mod common;
 

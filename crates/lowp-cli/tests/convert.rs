@@ -618,6 +618,38 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// The rules on which options go together are lowp-io's: the command names the option by its
+/// flag, and the rest of the message is the library's, word for word what Python's
+/// `lowp.convert(..., to="bf16", rest="f16")` says of `rest` (crates/lowp-py/tests).
+#[test]
+fn options_that_do_not_go_together_get_the_librarys_message() {
+    let model = data("model_f32.safetensors");
+    let m = s(&model);
+    let schemes = "the block-quantized schemes (fp8-block, fp8-channel, mxfp8, mxfp4, nvfp4)";
+    let cases: [(&[&str], String); 3] = [
+        (
+            &["--to", "bf16", "--rest", "f16"],
+            format!("error: --rest applies to {schemes}, not to bf16"),
+        ),
+        (
+            &["--to", "f16", "--scale-search", "mse"],
+            format!("error: --scale-search applies to {schemes}, not to f16"),
+        ),
+        (
+            &["--to", "bf16", "--fp8-scale", "per-tensor"],
+            "error: --fp8-scale applies to f8e4m3fn and f8e5m2, not bf16".to_string(),
+        ),
+    ];
+    for (args, want) in cases {
+        let args: Vec<&str> = ["convert", "--dry-run", m]
+            .iter()
+            .chain(args)
+            .copied()
+            .collect();
+        assert_eq!(fails(2, &args).trim_end(), want, "{args:?}");
+    }
+}
+
 /// An f32 tensor to write: its name, its shape and its values by index.
 type F32Tensor<'a> = (&'a str, Vec<usize>, &'a dyn Fn(usize) -> f32);
 

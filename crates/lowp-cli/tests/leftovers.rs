@@ -1,4 +1,4 @@
-//! Files left behind by killed runs (issue 17, finding 7): the next `lowp convert` beside OUT
+//! Files left behind by killed runs: the next `lowp convert` beside OUT
 //! removes the temporary outputs of processes that are gone and says so; `lowp bench
 //! convert-file` removes its generated file when interrupted, and those of killed runs.
 

@@ -3,14 +3,15 @@
 //! to a float type or kept as it is, a read-only type decoded. Planning also refuses, up
 //! front, what would leave a model whose `quantization_config` could not tell the truth.
 
-use crate::convert::{Options, Plan, Target};
 use crate::error::Error;
 use crate::kernel::FloatType;
 use crate::layouts::{self, Layout, ModelInfo, Part, Quantized, Role, Summary, modelopt};
 use crate::model::{Model, TensorRef};
+use crate::options::{Options, Target};
 use crate::packed::Packed;
+use crate::plan::Plan;
 use crate::quant::Scheme;
-use crate::quant_io::Encoding;
+use crate::quant_tensor::Encoding;
 use crate::selection::Selection;
 use safetensors::Dtype;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

@@ -3,9 +3,9 @@
 //! layout's loader ([`Layout::holds`], [`Layout::fits`]) and the options (`--only`,
 //! `--keep-f32`), before any data is read.
 
-use crate::convert::Options;
 use crate::error::Error;
 use crate::layouts::{Layout, ModelInfo, Role};
+use crate::options::Options;
 use crate::quant::Scheme;
 
 /// The scheme and layout of a block-quantized conversion, and the model they apply to.

@@ -7,18 +7,18 @@
 //! a float type, or a quantized weight kept as it is. All the tensors one job writes go to the
 //! same shard, so a weight and its scales are never split between files.
 
-use crate::convert::Options;
 use crate::error::Error;
 use crate::files::{self, TempOutput};
 use crate::jobs::{Job, Work, part_bytes};
 use crate::layouts::{self, ModelInfo, Quantized, Scaling};
 use crate::model::{Model, TensorRef};
 use crate::model_dir::Unit;
+use crate::options::Options;
 use crate::outdir::TempDir;
 use crate::pipeline::{self, Files, Segment};
 use crate::progress::Control;
 use crate::quant::Scheme;
-use crate::quant_io::{self, At};
+use crate::quant_tensor::{self, At};
 use crate::report::{QuantReport, Skipped, TensorReport};
 use std::collections::HashMap;
 use std::fs::File;
@@ -483,7 +483,7 @@ fn run_job(
             let (files, segment) = copy_segment(model, *tensor, shard, control);
             let elements = t.shape.iter().map(|&d| d as u64).product();
             let (stats, scale) =
-                crate::convert::run_tensor(opts, &files, segment, plan, false, elements)
+                crate::run_tensor::run_tensor(opts, &files, segment, plan, false, elements)
                     .map_err(|e| e.about(&t.name))?;
             let stored = scale.map(crate::kernel::stored_scale);
             if let (Some(stored), Some(name)) = (stored, &plan.scale_name)
@@ -524,11 +524,11 @@ fn run_job(
                 _ => None,
             };
             let run = if *transposed {
-                quant_io::quantize_transposed
+                quant_tensor::quantize_transposed
             } else {
-                quant_io::quantize
+                quant_tensor::quantize
             };
-            let input = quant_io::at(model, *tensor);
+            let input = quant_tensor::at(model, *tensor);
             let stats = run(input, *from, &t.shape, encoding, outputs, control)
                 .map_err(|e| e.about(&t.name))?;
             if let (Some(s), Some(last)) = (input_scale, job.outputs.last())
@@ -558,7 +558,7 @@ fn run_job(
         }
         Work::Dequantize { q, to } => {
             let (stats, scale_check) =
-                quant_io::dequantize(model, q, *to, shard.at(&q.name), control)
+                quant_tensor::dequantize(model, q, *to, shard.at(&q.name), control)
                     .map_err(|e| e.about(&q.name))?;
             Ok(TensorReport {
                 name: q.name.clone(),
@@ -577,9 +577,15 @@ fn run_job(
         }
         Work::Decode { tensor, packed, to } => {
             let t = model.entry(*tensor);
-            let stats =
-                quant_io::decode_packed(model, *tensor, *packed, *to, shard.at(&t.name), control)
-                    .map_err(|e| e.about(&t.name))?;
+            let stats = quant_tensor::decode_packed(
+                model,
+                *tensor,
+                *packed,
+                *to,
+                shard.at(&t.name),
+                control,
+            )
+            .map_err(|e| e.about(&t.name))?;
             Ok(TensorReport {
                 name: t.name.clone(),
                 shape: t.shape.iter().map(|&d| d as u64).collect(),

@@ -1,8 +1,8 @@
 //! The committed fuzz seed corpus (`fuzz/corpus/TARGET/`, made by
 //! `tools/make_fuzz_corpus.py`) replayed through the functions the cargo-fuzz targets call
 //! (`tests/fuzz_feed/mod.rs`): every file must give a clean error or a successful parse, without
-//! a panic, within a bounded time, so a finding of issue 17 that comes back fails here on
-//! stable instead of waiting for someone to run the fuzzer.
+//! a panic, within a bounded time, so a crash or hang the fuzzer found and the corpus keeps
+//! fails here on stable instead of waiting for someone to run the fuzzer.
 
 mod fuzz_feed;
 
@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// Far more than any file needs (each takes milliseconds); what it catches is the
-/// exponential .npy header of issue 17, which took seconds at depth 20 and hours at 32.
+/// Far more than any file needs (each takes milliseconds); what it catches is a .npy header
+/// parser gone exponential, which takes seconds at depth 20 and hours at 32.
 const LIMIT: Duration = Duration::from_secs(10);
 
 fn corpus_dir() -> PathBuf {

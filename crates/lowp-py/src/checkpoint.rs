@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 /// activation_amax: with nvfp4 in the modelopt layout, a JSON file mapping each quantized
 ///     linear layer's module name to its input amax from calibration: the checkpoint then
 ///     quantizes activations too (W4A4). None writes weights only (W4A16_NVFP4).
-/// rest: with a scheme, the float type for the tensors it leaves (None: kept as they are).
+/// rest: with a scheme, the float type for the tensors it leaves (None: kept as they are);
+///     with a float type, an error.
 /// rounding: with a scheme, "nearest" or "stochastic" (seeded by seed).
 /// scale_search: with a scheme, "spec" (the scheme's rule) or "mse" (the least squared error
 ///     among the rule's scale and its neighbours).
@@ -68,7 +69,8 @@ use std::time::{Duration, Instant};
 /// safetensors' limit).
 ///
 /// Raises ValueError for a request that cannot be carried out (an unknown type, src and dst
-/// the same file, dst of another kind than src, fp8_scale on a non-FP8 type), OSError for a
+/// the same file, dst of another kind than src, fp8_scale on a non-FP8 type, rest, rounding,
+/// scale_search, layout or activation_amax with a float type), OSError for a
 /// file that cannot be read or written or is malformed (a link out of a model directory, a
 /// FIFO or device in it), and KeyboardInterrupt when Ctrl-C stopped the conversion, in any
 /// of its phases: dst is then absent, or as it was (a Ctrl-C that lands after the last step,
@@ -99,24 +101,18 @@ pub fn convert<'py>(
         .map(FloatType::parse)
         .transpose()
         .map_err(value_error)?;
-    let rounding = match rounding {
-        "nearest" => ElementRounding::Nearest,
-        "stochastic" => ElementRounding::Stochastic { seed },
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "rounding must be 'nearest' or 'stochastic', not '{other}'"
-            )));
-        }
-    };
-    let search = match scale_search {
-        "spec" => ScaleSearch::Spec,
-        "mse" => ScaleSearch::Mse,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "scale_search must be 'spec' or 'mse', not '{other}'"
-            )));
-        }
-    };
+    let rounding = ElementRounding::parse(rounding, seed).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "rounding must be {}, not '{rounding}'",
+            either(&ElementRounding::NAMES)
+        ))
+    })?;
+    let search = ScaleSearch::parse(scale_search).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "scale_search must be {}, not '{scale_search}'",
+            either(&ScaleSearch::ALL.map(ScaleSearch::name))
+        ))
+    })?;
     let per_tensor_scale = match fp8_scale {
         "none" => false,
         "per-tensor" => true,
@@ -126,12 +122,6 @@ pub fn convert<'py>(
             )));
         }
     };
-    if per_tensor_scale && !matches!(to, Target::Float(t) if t.is_fp8()) {
-        return Err(PyValueError::new_err(format!(
-            "fp8_scale applies to f8e4m3fn and f8e5m2, not {}",
-            to.name()
-        )));
-    }
     let layout = layout
         .map(|l| {
             Layout::parse(l).ok_or_else(|| {
@@ -158,6 +148,8 @@ pub fn convert<'py>(
         per_tensor_scale,
         ..Options::new(src, dst, to)
     };
+    // lowp-io's rules on which options go together; its messages name them as the keywords.
+    opts.validate().map_err(value_error)?;
     let report = run_interruptibly(py, &opts)?.map_err(|e| match e {
         lowp_io::Error::Invalid(m) => PyValueError::new_err(m),
         lowp_io::Error::File(m) => PyOSError::new_err(m),
@@ -195,6 +187,16 @@ pub fn convert<'py>(
         list.append(dict)?;
     }
     Ok(list)
+}
+
+/// `'a' or 'b'` for the names `[a, b]` (`'a', 'b' or 'c'` for three).
+fn either(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// Runs the conversion on a thread of its own while this one, without the GIL, looks at

@@ -125,6 +125,22 @@ def test_npy_files(tmp_path):
     assert np.array_equal(np.load(dst), x.astype(np.float16))
 
 
+def test_options_that_do_not_go_together_get_the_librarys_message(model):
+    # lowp-io's rules and message, the option named as the keyword: `lowp convert --to bf16
+    # --rest f16` says the same of --rest (crates/lowp-cli/tests/convert.rs).
+    src, _ = model
+    schemes = "the block-quantized schemes (fp8-block, fp8-channel, mxfp8, mxfp4, nvfp4)"
+    cases = [
+        (dict(to="bf16", rest="f16"), f"rest applies to {schemes}, not to bf16"),
+        (dict(to="f16", scale_search="mse"), f"scale_search applies to {schemes}, not to f16"),
+        (dict(to="bf16", fp8_scale="per-tensor"), "fp8_scale applies to f8e4m3fn and f8e5m2, not bf16"),
+    ]
+    for kwargs, want in cases:
+        with pytest.raises(ValueError) as e:
+            lowp.convert(src, None, **kwargs)
+        assert str(e.value) == want
+
+
 def test_errors_name_the_problem_and_leave_nothing(model, tmp_path):
     src, _ = model
     with pytest.raises(ValueError, match="cannot store 'f7'"):

@@ -1,5 +1,5 @@
 """lowp.cast's results give their memory back to lowp when they die, and the next result of
-about the same size takes it instead of fresh pages (issue 16)."""
+about the same size takes it instead of fresh pages."""
 
 import ml_dtypes
 import numpy as np

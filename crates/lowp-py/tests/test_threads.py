@@ -1,4 +1,4 @@
-"""threads= is bounded and reuses its pools; errors use Python's argument names (issue 17)."""
+"""threads= is bounded and reuses its pools; errors use Python's argument names."""
 
 import time
 

@@ -26,7 +26,8 @@
 //! whose columns are not, and fp8-block's whose columns are not whole blocks of 128, stays
 //! unquantized and is listed in `ignore`.
 
-use super::{Part, Placement, Summary, skip_list};
+use super::placement::{Part, Placement};
+use super::summary::{Summary, skip_list};
 use crate::quant::Scheme;
 use safetensors::Dtype;
 use serde_json::{Value, json};

@@ -13,7 +13,8 @@
 //! vLLM reads there) and `hf_quant_config.json` (`quantization.exclude_modules`, its older
 //! spelling). Columns must be whole groups of 16.
 
-use super::{Part, Placement, Summary, skip_list};
+use super::placement::{Part, Placement};
+use super::summary::{Summary, skip_list};
 use crate::quant::Scheme;
 use safetensors::Dtype;
 use serde_json::{Value, json};

@@ -22,7 +22,7 @@
 //! its shape back from the safetensors `__metadata__` key `lowp.shape.W` (a JSON list), which
 //! earlier lowp outputs wrote; without it the padded shape is what comes back.
 
-use super::Second;
+use super::placement::Second;
 use crate::error::Error;
 use crate::model::{Model, TensorRef};
 use crate::quant::Scheme;

@@ -19,8 +19,9 @@
 //! leave the others unquantized (and listed). gpt-oss's MXFP4 loader reads `in / 32` whole
 //! blocks per output; experts whose `in` is not a multiple of 32 stay unquantized.
 
-use super::{Part, Placement, Role, Summary, skip_list};
-use crate::layouts::ModelInfo;
+use super::placement::{Part, Placement};
+use super::roles::{ModelInfo, Role};
+use super::summary::{Summary, skip_list};
 use crate::quant::Scheme;
 use safetensors::Dtype;
 use serde_json::{Value, json};

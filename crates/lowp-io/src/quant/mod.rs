@@ -7,8 +7,9 @@
 //! [`dequantize`] decodes them bit for bit as those loaders do. Everything is exact: each
 //! element is the correctly rounded (or, on request, stochastically rounded) value of the
 //! real quotient of its source value by the stored scale, by lowp's rounding engine; the
-//! proofs are in [`codec`]'s documentation (and, for the routes f32 sources take to nearest
-//! under fp8-block's and nvfp4's scales, in the private module `nearest_f32`).
+//! proofs are in the documentation of the codec's `source` module (and, for the routes f32
+//! sources take to nearest under fp8-block's and nvfp4's scales, in the private module
+//! `nearest_f32`).
 //!
 //! Nothing here reads a file or allocates per element; the caller cuts a tensor into chunks
 //! of whole rows (bands of at most 128 rows of one matrix for fp8-block), runs them on as

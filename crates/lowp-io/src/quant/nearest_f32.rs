@@ -1,7 +1,7 @@
 //! Rounding f32 sources to nearest under scales that are not powers of two (fp8-block, nvfp4),
 //! without an f64 quotient per element.
 //!
-//! The general route ([`super::codec`]) divides each element in f64 and rounds the quotient,
+//! The general route (the codec's `source`) divides each element in f64 and rounds the quotient,
 //! which its lemma proves exact; an f64 division and an f64 conversion per element cost more
 //! than reading and writing the element. For f32 sources rounded to nearest there are
 //! cheaper routes, each exact:
@@ -315,7 +315,7 @@ pub(super) fn e4m3(
 /// consecutive blocks of `block` values under `divs`) rounded by lowp's vector path into
 /// `dst[..padded]` (the quotients padded with zeros to whole blocks of the bulk conversion),
 /// then each element whose quotient `may_be_tie` flags rounded again from its exact f64
-/// quotient (the general route, exact by `codec`'s lemma). Elements under a zero scale have no
+/// quotient (the general route, exact by the lemma of the codec's `source`). Elements under a zero scale have no
 /// quotient to redo.
 #[inline(always)]
 fn round_quotients<T: LowpFloat>(

@@ -5,11 +5,14 @@
 //! gives the whole row: the choice compares the same candidates in the same order, and only
 //! the order in which a candidate's error is summed over the pieces differs.
 
-use super::{
-    Choice, Elem, Encoded, Errors, QuantOptions, QuantSource, QuantStats, ScaleSearch, Scan, Work,
-    block_error, candidate, candidate_count, count_block, encode, saturated_in, saturates,
-    searched, spec_choice, stored_bits, widen,
-};
+use super::element::{Elem, Encoded, Work, encode};
+use super::errors::{Errors, block_error, count_block, saturated_in, saturates};
+use super::options::{QuantOptions, ScaleSearch};
+use super::round::widen;
+use super::scale::{Choice, spec_choice, stored_bits};
+use super::search::{candidate, candidate_count, searched};
+use super::source::{QuantSource, Scan};
+use super::stats::QuantStats;
 use crate::quant::Scheme;
 use crate::quant::divisor::SEG;
 use lowp::f8e4m3fn;
