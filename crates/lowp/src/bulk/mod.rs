@@ -68,7 +68,7 @@ pub use packed::{pack_f4, pack_f4_from_f32, unpack_f4, unpack_f4_to_f32};
 #[cfg(feature = "alloc")]
 pub use packed::{pack_f4_vec, unpack_f4_vec};
 #[cfg(feature = "rayon")]
-pub use parallel::LowpParSliceExt;
+pub use parallel::{LowpParSliceExt, ThreadSplit};
 pub use portable::random_bits;
 pub use reinterpret::AllBitPatterns;
 pub use slice::{HalfBitsSliceExt, LowpSliceExt};
