@@ -28,7 +28,6 @@ mod output;
 mod printable;
 mod progress;
 mod train;
-mod train_plot;
 
 // The reports and analyses live in the library crate lowp-analysis, which the Python module
 // shares; this binary adds the command line, progress bars, Ctrl-C and exit codes.
