@@ -7,7 +7,8 @@
 //! * `rounding-error.png`: the largest relative rounding error at each magnitude, one panel per
 //!   format: the error of rounding the midpoint between each pair of neighbouring values, where
 //!   it is largest;
-//! * `accumulate-FORMAT.png` (by `lowp accumulate --plot` and `lowp report`): running sums.
+//! * `accumulate-FORMAT.png` (by `lowp accumulate --plot` and `lowp report`): running sums;
+//! * [`losses`]: training loss per epoch of several runs (`lowp train --compare`).
 //!
 //! plotters draws with DejaVu Sans embedded in the binary (`assets/`), so the pictures render
 //! on machines with no font installed. Each picture is drawn into memory, encoded as PNG and
@@ -20,6 +21,8 @@ use crate::output::write_atomically;
 use lowp::Format;
 /// The drawing library, for callers that draw pictures of their own with [`picture`].
 pub use plotters;
+
+pub mod losses;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;

@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use lowp_io::layouts::Layout;
 use lowp_io::quant::{ElementRounding, QuantOptions, ScaleSearch};
 use lowp_io::report::significant;
+use lowp_io::size::parse_size;
 use lowp_io::{FloatType, Options, Report, Setting, Target, Verdict};
 use serde_json::{Value, json};
 use std::io::IsTerminal;
@@ -78,8 +79,9 @@ pub struct ConvertArgs {
           value_parser = PossibleValuesParser::new(ScaleSearch::ALL.map(ScaleSearch::name)))]
     scale_search: String,
 
-    /// For a model directory: start a new shard when one would exceed SIZE (bytes, or with
-    /// KB, MB, GB, KiB, MiB, GiB). Default: the input's largest shard.
+    /// For a model directory: start a new shard when one would exceed SIZE: bytes, or with KB,
+    /// MB, GB (powers of 1000) or K, KiB, M, MiB, G, GiB (powers of 1024). Default: the
+    /// input's largest shard.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     shard_size: Option<u64>,
 
@@ -652,38 +654,6 @@ pub fn parse_layout(text: &str) -> Result<Layout, String> {
 
 pub fn parse_target(text: &str) -> Result<Target, lowp_io::Error> {
     Target::parse(text)
-}
-
-/// Parses `--shard-size`: bytes, or a number with KB/MB/GB (powers of 1000) or KiB/MiB/GiB
-/// (powers of 1024).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "kib" => 1 << 10,
-        "mib" => 1 << 20,
-        "gib" => 1 << 30,
-        other => {
-            return Err(format!(
-                "unknown unit '{other}' in '{text}' (use KB, MB, GB, KiB, MiB or GiB)"
-            ));
-        }
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (bytes, or a number with MB, GB, ...)"))?;
-    let bytes = value * scale as f64;
-    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
-        return Err(format!("'{text}' is not a positive size"));
-    }
-    Ok(bytes as u64)
 }
 
 /// The report as the table `lowp convert` prints; the JSON report has every figure

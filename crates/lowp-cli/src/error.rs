@@ -114,3 +114,19 @@ impl From<lowp_analysis::Error> for CliError {
         }
     }
 }
+
+impl From<lowp_bench::Error> for CliError {
+    /// Invalid requests are usage errors (2), failures I/O errors (1), a cancelled run an
+    /// interruption (130).
+    fn from(err: lowp_bench::Error) -> Self {
+        let code = match err {
+            lowp_bench::Error::Invalid(_) => USAGE,
+            lowp_bench::Error::Failure(_) => IO,
+            lowp_bench::Error::Cancelled => INTERRUPTED,
+        };
+        CliError {
+            message: err.to_string(),
+            code,
+        }
+    }
+}

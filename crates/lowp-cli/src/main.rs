@@ -23,12 +23,11 @@ mod bench;
 mod convert;
 mod error;
 mod interrupt;
-mod kernels;
+mod kernel_matrix;
 mod output;
 mod printable;
 mod progress;
 mod train;
-mod train_plot;
 
 // The reports and analyses live in the library crate lowp-analysis, which the Python module
 // shares; this binary adds the command line, progress bars, Ctrl-C and exit codes.
@@ -83,7 +82,7 @@ enum Command {
     /// --dry-run nothing is written: the report says whether the checkpoint survives the type.
     Convert(convert::ConvertArgs),
     /// Print the tensor layer's kernel registry: which ops have a kernel for which dtype.
-    Kernels(kernels::KernelsArgs),
+    Kernels(kernel_matrix::KernelsArgs),
     /// Measure throughput: `lowp bench convert` times bulk conversion of every format, `lowp
     /// bench convert-file` a whole safetensors file beside cp, `lowp bench sum` and `lowp
     /// bench matmul` the tensor layer's reduction and matrix product.
@@ -340,7 +339,7 @@ fn run(cli: Cli) -> Result<String, CliError> {
             })
         }
         Command::Convert(args) => convert::run(&args),
-        Command::Kernels(args) => kernels::run(&args),
+        Command::Kernels(args) => kernel_matrix::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::ErrorTable(args) => {
             use error_table::{View, human, table};

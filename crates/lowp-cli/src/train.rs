@@ -3,18 +3,19 @@
 //! One precision (`--precision`) prints a line per epoch: training loss, test loss, test
 //! accuracy, loss scale and steps skipped so far. `--compare` trains every precision with the
 //! same seed and prints one table (final accuracy, steps skipped, final loss scale, time) and
-//! draws the loss curves as a PNG ([`crate::train_plot`]). `--json FILE` writes one record per
+//! draws the loss curves as a PNG (`lowp_analysis::plot::losses`). `--json FILE` writes one record per
 //! precision run. Files are written to a temporary name and renamed into place.
 //!
 //! A progress bar over the steps goes to stderr when stderr is a terminal.
 
 use crate::error::CliError;
 use crate::output::{self, Cell, Column, Table};
-use crate::train_plot;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lowp_amp::data::Digits;
 use lowp_amp::{EpochStats, Precision, RunResult, TrainConfig, train};
+use lowp_analysis::plot::Picture;
+use lowp_analysis::plot::losses::{self, Curve};
 use serde_json::{Map, Value};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -87,6 +88,32 @@ fn parse_epochs(text: &str) -> Result<usize, String> {
 /// The default picture of `--compare`.
 const DEFAULT_PLOT: &str = "lowp-train-loss.png";
 
+/// The loss curves of `runs`, each precision in the colour of its place in [`Precision::ALL`]
+/// whichever runs are drawn.
+fn loss_curves(runs: &[RunResult], config: &TrainConfig) -> Result<Picture, CliError> {
+    let curves: Vec<Curve> = runs
+        .iter()
+        .enumerate()
+        .map(|(k, r)| Curve {
+            label: format!("{} ({:.2}%)", r.precision, 100.0 * r.test_accuracy),
+            points: r
+                .epochs
+                .iter()
+                .map(|e| (e.epoch as f64, e.train_loss))
+                .collect(),
+            colour: Precision::ALL
+                .iter()
+                .position(|&p| p == r.precision)
+                .unwrap_or(k),
+        })
+        .collect();
+    let title = format!(
+        "Training loss on digits, MLP {:?}, batch {}, seed {}",
+        config.hidden, config.batch_size, config.seed
+    );
+    Ok(losses::loss_curves(&curves, &title)?)
+}
+
 /// Runs `lowp train`; the per-epoch lines are printed as they come, the returned text is
 /// what follows them.
 pub fn run(args: &TrainArgs) -> Result<String, CliError> {
@@ -153,8 +180,8 @@ pub fn run(args: &TrainArgs) -> Result<String, CliError> {
         summary(&runs[0])
     };
     if let Some(file) = &plot {
-        let png = train_plot::loss_curves(&runs, &config)?;
-        output::write_atomically(file, &png)?;
+        let picture = loss_curves(&runs, &config)?;
+        output::write_atomically(file, &picture.png)?;
         text.push_str(&format!("loss curves: {}\n", file.display()));
     }
     Ok(text)

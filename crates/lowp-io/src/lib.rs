@@ -43,6 +43,7 @@
 //! * [`report`]: the per-tensor figures, verdicts and the JSON report;
 //! * [`files`]: positioned I/O, the temporary output renamed into place, same-file checks.
 //! * [`leftovers`]: temporary outputs of killed runs, removed by the next run beside them.
+//! * [`size`]: sizes as people write them (`5GB`, `256MiB`), such as a shard size.
 #![forbid(unsafe_code)]
 
 mod convert;
@@ -70,6 +71,7 @@ pub mod report;
 mod run_tensor;
 pub mod safetensors;
 pub mod selection;
+pub mod size;
 mod tiles;
 mod write_model;
 

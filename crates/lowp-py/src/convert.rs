@@ -8,10 +8,9 @@
 //! result does not depend on the split (stochastic rounding takes the random bits of each
 //! element's index in the whole array, as lowp's slice methods do).
 
-use lowp::bulk::random_bits;
+use lowp::bulk::{ThreadSplit, random_bits};
 use lowp::prelude::*;
 use lowp::{Format, LowpFloat, Rounding};
-use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
 /// Runs `$body` with `$t` standing for the lowp type of the [`Format`] `$fmt` (a `&Format`
@@ -245,18 +244,7 @@ impl Threads {
         if matches!(self, Threads::Serial) {
             return f(0, dst);
         }
-        self.install(|| {
-            let threads = rayon::current_num_threads().max(1);
-            // Whole cache lines of output per part, so no two threads write one line.
-            let chunk = dst
-                .len()
-                .div_ceil(threads)
-                .max(MIN_PER_THREAD)
-                .next_multiple_of(64);
-            dst.par_chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(k, part)| f(k * chunk, part));
-        })
+        self.install(|| ThreadSplit::new(MIN_PER_THREAD).run(dst, &f))
     }
 }
 

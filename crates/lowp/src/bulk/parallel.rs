@@ -4,30 +4,83 @@ use super::active_path;
 use crate::LowpFloat;
 use rayon::prelude::*;
 
-/// Below this many elements per thread, splitting costs more than it saves.
+/// Below this many elements per thread, splitting a conversion costs more than it saves.
 const MIN_PER_THREAD: usize = 1 << 15;
 
-/// How many elements each thread takes: the slice cut into one contiguous range per thread of
-/// the current pool (fewer for short slices), rounded up to a multiple of 64 so every range
-/// but the last starts on a cache line of the output.
-fn chunk_len(len: usize) -> usize {
-    let threads = rayon::current_num_threads().max(1);
-    len.div_ceil(threads)
-        .max(MIN_PER_THREAD)
-        .next_multiple_of(64)
+/// How the conversions cut their slices across threads.
+const CONVERSIONS: ThreadSplit = ThreadSplit::new(MIN_PER_THREAD);
+
+/// How work on a slice is cut across the threads of rayon's current pool: one contiguous part
+/// per thread, none shorter than a minimum (below which starting a thread costs more than it
+/// saves), each a whole number of 64 elements long so that no two threads write one cache
+/// line of the output. A slice too short for two parts is worked on by the calling thread.
+///
+/// The bulk conversions' `par_` methods, lowp-py's conversions and the `lowp bench` baselines
+/// all split this way, each with its own minimum.
+///
+/// ```
+/// use lowp::bulk::ThreadSplit;
+///
+/// let src: Vec<u32> = (0..100_000).collect();
+/// let mut dst = vec![0u32; src.len()];
+/// ThreadSplit::new(1 << 12).run_pair(&src, &mut dst, |first, s, d| {
+///     for (i, (d, s)) in d.iter_mut().zip(s).enumerate() {
+///         *d = s + (first + i) as u32;
+///     }
+/// });
+/// assert_eq!(dst[99_999], 2 * 99_999);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadSplit {
+    /// The fewest elements a thread is given.
+    min_per_thread: usize,
+}
+
+impl ThreadSplit {
+    /// A split giving each thread at least `min_per_thread` elements.
+    pub const fn new(min_per_thread: usize) -> ThreadSplit {
+        ThreadSplit { min_per_thread }
+    }
+
+    /// The length of each part of a slice of `len` elements (the last may be shorter); `len`
+    /// or more means one part.
+    pub fn part_len(self, len: usize) -> usize {
+        let threads = rayon::current_num_threads().max(1);
+        len.div_ceil(threads)
+            .max(self.min_per_thread)
+            .next_multiple_of(64)
+    }
+
+    /// Calls `f(first, part)` on each part of `dst` (`first`: the index of its first element
+    /// in `dst`), in parallel; on the calling thread when there is one part.
+    pub fn run<D: Send>(self, dst: &mut [D], f: impl Fn(usize, &mut [D]) + Sync) {
+        let chunk = self.part_len(dst.len());
+        if chunk >= dst.len() {
+            return f(0, dst);
+        }
+        dst.par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(k, part)| f(k * chunk, part));
+    }
+
+    /// [`run`](Self::run) over a source and a destination of the same length, cut alike:
+    /// `f(first, src_part, dst_part)`. Panics, naming both lengths, when they differ.
+    #[track_caller]
+    pub fn run_pair<S: Sync, D: Send>(
+        self,
+        src: &[S],
+        dst: &mut [D],
+        f: impl Fn(usize, &[S], &mut [D]) + Sync,
+    ) {
+        super::check_lengths(dst.len(), src.len());
+        self.run(dst, |first, d| f(first, &src[first..first + d.len()], d));
+    }
 }
 
 /// Runs `f(first_index, src_range, dst_range)` on each thread's range.
+#[track_caller]
 fn split<S: Sync, D: Send>(src: &[S], dst: &mut [D], f: impl Fn(usize, &[S], &mut [D]) + Sync) {
-    super::check_lengths(dst.len(), src.len());
-    let chunk = chunk_len(src.len());
-    if chunk >= src.len() {
-        return f(0, src, dst);
-    }
-    dst.par_chunks_mut(chunk)
-        .zip(src.par_chunks(chunk))
-        .enumerate()
-        .for_each(|(k, (d, s))| f(k * chunk, s, d));
+    CONVERSIONS.run_pair(src, dst, f);
 }
 
 /// The [`super::LowpSliceExt`] conversions, split across the threads of rayon's current pool,

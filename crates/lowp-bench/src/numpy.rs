@@ -1,10 +1,11 @@
 //! The baseline of `lowp bench matmul`: NumPy's matrix product (OpenBLAS's or MKL's sgemm),
 //! and ml_dtypes' bfloat16 product where ml_dtypes is installed, timed by `python3` itself.
 
+use crate::timing::{MIN_SAMPLES, SAMPLES_PER_MIN_TIME};
 use std::process::Command;
 
 /// What `python3` runs: for each size, the best seconds per call of `a @ b`, timed as lowp's
-/// product is ([`super::best_seconds`]: a warm-up call, then samples of as many calls as take
+/// product is ([`crate::timing::best_seconds`]: a warm-up call, then samples of as many calls as take
 /// about a tenth of `min_time`, until `min_time` has passed and `min_samples` samples are
 /// taken), printed as `dtype n seconds` lines. Random normal operands, as lowp's.
 ///
@@ -46,24 +47,23 @@ for n in map(int, sys.argv[4:]):
 /// One measurement of NumPy's: the dtype's lowp name (`f32`, `bf16`), the size and the best
 /// time in seconds.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Measured {
+pub struct Measured {
+    /// The dtype's lowp name.
     pub dtype: String,
+    /// The size n of the n x n x n product.
     pub n: usize,
+    /// The best seconds per product.
     pub seconds: f64,
 }
 
 /// NumPy's products of the given sizes on `threads` BLAS threads, or why there are none
 /// (`python3` or NumPy missing, or the script failed).
-pub(super) fn matmul(
-    sizes: &[usize],
-    threads: usize,
-    min_time: f64,
-) -> Result<Vec<Measured>, String> {
+pub fn matmul(sizes: &[usize], threads: usize, min_time: f64) -> Result<Vec<Measured>, String> {
     let threads = threads.to_string();
     let mut cmd = Command::new("python3");
     cmd.arg("-c").arg(SCRIPT).arg(min_time.to_string());
-    cmd.arg(super::SAMPLES_PER_MIN_TIME.to_string());
-    cmd.arg(super::MIN_SAMPLES.to_string());
+    cmd.arg(SAMPLES_PER_MIN_TIME.to_string());
+    cmd.arg(MIN_SAMPLES.to_string());
     cmd.args(sizes.iter().map(|n| n.to_string()));
     // Read once, when the BLAS library loads: so set before `import numpy`.
     for var in ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"] {

@@ -6,64 +6,40 @@
 //! and `half`'s slice conversion of the same number of values (f16 against `half::f16`, every
 //! other format against `half::bf16`, the closest thing `half` has).
 
-use super::{
-    MIN_BYTES_PER_THREAD, MIN_SAMPLES, Sample, ThreadChoice, Threads, aligned, bb, best_seconds,
-    fill, parse_seconds, parse_size, size_label, split,
-};
-use crate::error::CliError;
-use crate::output::{self, Cell, Column, Table};
-use clap::{Args, ValueEnum};
+use crate::data::{Sample, fill};
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+use crate::report::Report;
+use crate::timing::{MIN_SAMPLES, Threads, aligned, bb, best_seconds, memcpy, size_label};
 use half::slice::HalfFloatSliceExt;
 use lowp::LowpFloat;
-use lowp::bulk::{Path, active_path, forced_path_error};
+use lowp::bulk::{Path, ThreadSplit, active_path, forced_path_error};
 use lowp::prelude::{LowpParSliceExt, LowpSliceExt};
-use lowp_analysis::registry;
+use lowp_analysis::output::{Cell, Column, Table};
 use serde_json::{Value, json};
-use std::hint::black_box;
-use std::io::IsTerminal;
 
-#[derive(Args)]
-#[command(after_help = format!("Formats: {}", registry::names()))]
-pub struct ConvertArgs {
-    /// Formats to measure, comma separated (default: every format).
-    #[arg(long, value_name = "FORMAT", value_delimiter = ',', value_parser = registry::lookup)]
-    formats: Vec<&'static lowp::Format>,
-
-    /// Directions to measure, comma separated (default: all four).
-    #[arg(long, value_name = "DIRECTION", value_enum, value_delimiter = ',')]
-    directions: Vec<Direction>,
-
-    /// Sizes of the f32 or f64 buffer, comma separated, with an optional K, M or G suffix in
-    /// KiB units (default: 16K,1M,256M; with --quick: 4K).
-    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = parse_size)]
-    sizes: Vec<u64>,
-
-    /// Single-threaded (the slice methods), multi-threaded (the par_ methods on all cores), or
-    /// both.
-    #[arg(long, value_name = "THREADS", value_enum, default_value_t = ThreadChoice::Both)]
-    threads: ThreadChoice,
-
-    /// Sample each measurement for at least this many seconds (default: 0.2; with --quick:
-    /// 0.001).
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
-    min_time: Option<f64>,
-
-    /// A quick smoke run: tiny buffers and a very short sampling time.
-    #[arg(long)]
-    quick: bool,
-
-    /// Run this conversion path explicitly for the single-threaded rows (default: the active
-    /// path); the multi-threaded rows use the active path.
-    #[arg(long, value_name = "NAME", value_parser = parse_path)]
-    path: Option<Path>,
-
-    /// Also write every measurement, baselines included, to FILE as a JSON array.
-    #[arg(long, value_name = "FILE")]
-    json: Option<std::path::PathBuf>,
+/// What `convert` measures.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The formats, in order.
+    pub formats: Vec<&'static lowp::Format>,
+    /// The directions, in order.
+    pub directions: Vec<Direction>,
+    /// Bytes of the f32 or f64 buffer, each size in turn.
+    pub sizes: Vec<u64>,
+    /// The threadings; the single-threaded rows run the slice methods, the multi-threaded
+    /// ones the par_ methods.
+    pub threads: Vec<Threads>,
+    /// Sample each measurement for at least this many seconds.
+    pub min_time: f64,
+    /// The path the single-threaded rows run (`None`: the active path); the multi-threaded
+    /// rows run the active path.
+    pub path: Option<Path>,
 }
 
 /// A conversion direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Direction {
     /// f32 to the format.
     FromF32,
@@ -77,7 +53,7 @@ pub enum Direction {
 
 impl Direction {
     /// Every direction.
-    const ALL: [Direction; 4] = [
+    pub const ALL: [Direction; 4] = [
         Direction::FromF32,
         Direction::ToF32,
         Direction::FromF64,
@@ -85,7 +61,7 @@ impl Direction {
     ];
 
     /// The direction's name on the command line (`from-f32`).
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Direction::FromF32 => "from-f32",
             Direction::ToF32 => "to-f32",
@@ -101,19 +77,25 @@ impl Direction {
 }
 
 /// Sizes measured by default.
-const DEFAULT_SIZES: [u64; 3] = [16 << 10, 1 << 20, 256 << 20];
+pub const DEFAULT_SIZES: [u64; 3] = [16 << 10, 1 << 20, 256 << 20];
+
+/// The size of a quick smoke run.
+pub const QUICK_SIZE: u64 = 4 << 10;
 
 /// Sampling time per measurement by default, in seconds.
-const DEFAULT_MIN_TIME: f64 = 0.2;
+pub const DEFAULT_MIN_TIME: f64 = 0.2;
 
-/// Fewest elements each thread converts, as lowp's par_ methods split (half's multi-threaded
-/// baseline splits the same way).
-const MIN_PER_THREAD: usize = 1 << 15;
+/// Sampling time per measurement of a quick smoke run, in seconds.
+pub const QUICK_MIN_TIME: f64 = 0.001;
 
-/// clap's parser for `--path`: a path this CPU can run.
-fn parse_path(text: &str) -> Result<Path, CliError> {
+/// How half's multi-threaded baseline splits its values: as lowp's par_ methods split
+/// (at least 32Ki elements per thread).
+const HALF_SPLIT: ThreadSplit = ThreadSplit::new(1 << 15);
+
+/// The path named `text` (`portable`, `avx512`, ...), if this CPU can run it.
+pub fn parse_path(text: &str) -> Result<Path> {
     let path = Path::from_name(text).ok_or_else(|| {
-        CliError::usage(format!(
+        Error::Invalid(format!(
             "unknown conversion path '{text}'; this CPU can run {}",
             supported_names()
         ))
@@ -121,7 +103,7 @@ fn parse_path(text: &str) -> Result<Path, CliError> {
     if path.is_supported() {
         Ok(path)
     } else {
-        Err(CliError::usage(
+        Err(Error::Invalid(
             lowp::bulk::UnsupportedPath(path).to_string(),
         ))
     }
@@ -201,10 +183,7 @@ impl Record {
             "size": size_label(self.size),
             "size_bytes": self.size,
             "threads": self.threads.to_string(),
-            "thread_count": match self.threads {
-                Threads::Single => 1,
-                Threads::Multi => rayon::current_num_threads(),
-            },
+            "thread_count": self.threads.count(),
             "path": self.path.map(Path::name),
             "half_baseline": half.map(|h| h.name.clone()),
             "half_gbps": half.map(Record::gbps),
@@ -214,35 +193,28 @@ impl Record {
 }
 
 /// The settings of a run and the records measured so far.
-struct Bench {
+struct Bench<'a> {
     /// Sampling time per measurement, in seconds.
     min_time: f64,
     /// The threadings measured.
     threads: Vec<Threads>,
     /// The path given with `--path`, for the single-threaded rows.
     path: Option<Path>,
-    /// Whether to show progress on stderr (a terminal).
-    progress: bool,
+    /// Where each measurement is reported as it starts.
+    progress: &'a dyn Progress,
     /// Every measurement, in the order taken.
     records: Vec<Record>,
 }
 
-impl Bench {
+impl Bench<'_> {
     /// Index of the record named `name`, if measured already.
     fn find(&self, name: &str) -> Option<usize> {
         self.records.iter().position(|r| r.name == name)
     }
 
-    /// Shows on stderr what is being measured, when stderr is a terminal.
-    fn show(&self, name: &str) {
-        if self.progress {
-            eprint!("\r\x1b[2Kmeasuring {name}");
-        }
-    }
-
     /// Times `f` (after a warm-up call), stores the record and gives its index.
     fn measure(&mut self, mut record: Record, f: impl FnMut()) -> usize {
-        self.show(&record.name);
+        self.progress.step(&format!("measuring {}", record.name));
         record.seconds = best_seconds(self.min_time, f);
         self.records.push(record);
         self.records.len() - 1
@@ -262,16 +234,7 @@ impl Bench {
         for t in self.threads.clone() {
             let mut record = Record::baseline(name(t), "memcpy", len as u64, t);
             record.bytes = 2 * len as u64;
-            found.push(match t {
-                Threads::Single => {
-                    self.measure(record, || bb(&mut *dst).copy_from_slice(black_box(&*src)))
-                }
-                Threads::Multi => self.measure(record, || {
-                    split(black_box(&*src), dst, MIN_BYTES_PER_THREAD, |s, d| {
-                        d.copy_from_slice(s)
-                    })
-                }),
-            });
+            found.push(self.measure(record, || memcpy(t, src, dst)));
         }
         found
     }
@@ -309,10 +272,10 @@ impl Bench {
                 (false, Threads::Single) => self.measure(record, || W::half_narrow(bb(w), bb(h))),
                 (true, Threads::Single) => self.measure(record, || W::half_widen(bb(h), bb(w))),
                 (false, Threads::Multi) => self.measure(record, || {
-                    split(bb(w), bb(h), MIN_PER_THREAD, W::half_narrow)
+                    HALF_SPLIT.run_pair(bb(w), bb(h), |_, w, h| W::half_narrow(w, h))
                 }),
                 (true, Threads::Multi) => self.measure(record, || {
-                    split(bb(h), bb(w), MIN_PER_THREAD, W::half_widen)
+                    HALF_SPLIT.run_pair(bb(h), bb(w), |_, h, w| W::half_widen(h, w))
                 }),
             });
         }
@@ -479,66 +442,49 @@ static FORMATS: [(&str, FormatBench); lowp::Format::ALL.len()] =
     lowp::for_each_format!(format_benches, list);
 
 /// The measurement of the format named `name` (a name of [`lowp::Format::ALL`]).
-fn format_bench(name: &str) -> Result<FormatBench, CliError> {
+fn format_bench(name: &str) -> Result<FormatBench> {
     FORMATS
         .iter()
         .find(|(n, _)| *n == name)
         .map(|&(_, f)| f)
-        .ok_or_else(|| CliError::failure(format!("no benchmark for {name}")))
+        .ok_or_else(|| Error::Failure(format!("no benchmark for {name}")))
 }
 
-/// Runs `lowp bench convert`.
-pub(super) fn run(args: &ConvertArgs) -> Result<String, CliError> {
+/// Measures every format, direction and size of `config`, in that nesting (sizes outermost),
+/// each after its memcpy and half baselines. A `LOWP_FORCE_PATH` naming no path this CPU runs
+/// is an [`Error::Invalid`].
+pub fn run(config: &Config, progress: &dyn Progress) -> Result<Report> {
     if let Some(err) = forced_path_error() {
-        return Err(CliError::usage(err.to_string()));
+        return Err(Error::Invalid(err.to_string()));
     }
-    output::check_json(args.json.as_deref())?;
-    let formats: Vec<&str> = if args.formats.is_empty() {
-        registry::all().map(|f| f.name).collect()
-    } else {
-        args.formats.iter().map(|f| f.name).collect()
-    };
-    let directions = if args.directions.is_empty() {
-        Direction::ALL.to_vec()
-    } else {
-        args.directions.clone()
-    };
-    let sizes = match (&args.sizes[..], args.quick) {
-        ([], false) => DEFAULT_SIZES.to_vec(),
-        ([], true) => vec![4 << 10],
-        (sizes, _) => sizes.to_vec(),
-    };
-    let default_time = if args.quick { 0.001 } else { DEFAULT_MIN_TIME };
     let mut bench = Bench {
-        min_time: args.min_time.unwrap_or(default_time),
-        threads: match args.threads {
-            ThreadChoice::Single => vec![Threads::Single],
-            ThreadChoice::Multi => vec![Threads::Multi],
-            ThreadChoice::Both => vec![Threads::Single, Threads::Multi],
-        },
-        path: args.path,
-        progress: std::io::stderr().is_terminal(),
+        min_time: config.min_time,
+        threads: config.threads.clone(),
+        path: config.path,
+        progress,
         records: Vec::new(),
     };
-    output::emit(&header(args.path))?;
-    for &size in &sizes {
-        for &dir in &directions {
-            for &format in &formats {
-                format_bench(format)?(&mut bench, dir, size);
+    for &size in &config.sizes {
+        for &dir in &config.directions {
+            for format in &config.formats {
+                format_bench(format.name)?(&mut bench, dir, size);
             }
         }
     }
-    if bench.progress {
-        eprint!("\r\x1b[2K");
-    }
-    if let Some(file) = &args.json {
-        write_json(file, &bench.records)?;
-    }
-    Ok(table(&bench.records).to_text() + &footnotes(bench.min_time))
+    progress.done();
+    let records = &bench.records;
+    Ok(Report {
+        // Given before the run (`header`), since a full run takes minutes.
+        header: None,
+        table: table(records),
+        notes: footnotes(config.min_time),
+        json: Value::Array(records.iter().map(|r| r.to_json(records)).collect()),
+    })
 }
 
-/// The first line: the path in use, the paths this CPU supports and the thread count.
-fn header(path: Option<Path>) -> String {
+/// The first line of the report: the path in use, the paths this CPU supports and the thread
+/// count (`path`: the single-threaded rows' path, if not the active one).
+pub fn header(path: Option<Path>) -> String {
     let active = active_path();
     let used = match path {
         Some(p) if p != active => {
@@ -592,7 +538,7 @@ fn table(records: &[Record]) -> Table {
 /// What the columns mean.
 fn footnotes(min_time: f64) -> String {
     format!(
-        "\nGB/s: bytes read plus bytes written per call, 10^9 bytes per GB; the best time per \
+        "GB/s: bytes read plus bytes written per call, 10^9 bytes per GB; the best time per \
          call over at least {MIN_SAMPLES} samples after a warm-up, sampling for {min_time} s or \
          more.\n\
          memcpy: copy_from_slice of a buffer moving the same bytes (half the total each way).\n\
@@ -606,22 +552,13 @@ fn footnotes(min_time: f64) -> String {
     )
 }
 
-/// Writes the records to `file` as a JSON array (atomically).
-fn write_json(file: &std::path::Path, records: &[Record]) -> Result<(), CliError> {
-    let value = Value::Array(records.iter().map(|r| r.to_json(records)).collect());
-    Ok(output::write_atomically(
-        file,
-        output::json_text(&value).as_bytes(),
-    )?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_format_has_a_benchmark() {
-        for format in registry::all() {
+        for format in lowp::Format::ALL {
             assert!(format_bench(format.name).is_ok());
         }
     }
