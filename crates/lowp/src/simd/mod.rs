@@ -18,9 +18,9 @@ mod avx2;
 #[clippy::msrv = "1.89"]
 mod avx512;
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
-mod isa;
+mod conversions;
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
-mod kernel;
+mod isa;
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
 mod plan;
 
@@ -48,9 +48,9 @@ macro_rules! entry_points {
                 // Two calls with constant `saturate`, so each loop is compiled for its own.
                 let stream = super::super::streams(dst);
                 if saturate {
-                    kernel::narrow_f32($token, src, dst, true, stream)
+                    conversions::narrow_f32($token, src, dst, true, stream)
                 } else {
-                    kernel::narrow_f32($token, src, dst, false, stream)
+                    conversions::narrow_f32($token, src, dst, false, stream)
                 }
             }
             /// Rounds f64s to nearest even into `dst` (equal lengths).
@@ -62,20 +62,20 @@ macro_rules! entry_points {
             ) {
                 let stream = super::super::streams(dst);
                 if saturate {
-                    kernel::narrow_f64($token, src, dst, true, stream)
+                    conversions::narrow_f64($token, src, dst, true, stream)
                 } else {
-                    kernel::narrow_f64($token, src, dst, false, stream)
+                    conversions::narrow_f64($token, src, dst, false, stream)
                 }
             }
             /// Widens to f32 (equal lengths).
             #[target_feature(enable = $features)]
             pub(crate) unsafe fn widen_f32<T: LowpFloat>(src: &[T], dst: &mut [f32]) {
-                kernel::widen_f32($token, src, dst, super::super::streams(dst))
+                conversions::widen_f32($token, src, dst, super::super::streams(dst))
             }
             /// Widens to f64 (equal lengths).
             #[target_feature(enable = $features)]
             pub(crate) unsafe fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
-                kernel::widen_f64($token, src, dst, super::super::streams(dst))
+                conversions::widen_f64($token, src, dst, super::super::streams(dst))
             }
             /// Runs `f` compiled with this path's features (see [`super::vectorized_on`]).
             #[target_feature(enable = $features)]
