@@ -6,9 +6,10 @@
 //! file beside the output that is renamed into place only when everything succeeded
 //! ([`TempOutput`]). The input is only ever opened for reading.
 
+use crate::block_convert::{self, Rounding};
 use crate::error::Error;
 use crate::files::{self, TempOutput};
-use crate::kernel::{self, FloatType, Rounding};
+use crate::float_type::FloatType;
 use crate::layouts::Layout;
 use crate::model::Model;
 use crate::pipeline::{self, Action, Files, Segment};
@@ -333,7 +334,7 @@ pub(crate) fn run_tensor(
     };
     let mut scale = None;
     if plan.scaled {
-        let s = kernel::fp8_scale(to, pipeline::amax(&segment, files)?);
+        let s = block_convert::fp8_scale(to, pipeline::amax(&segment, files)?);
         if let Action::Convert { rounding, .. } = &mut segment.action {
             rounding.scale = s;
         }

@@ -5,7 +5,7 @@
 
 use crate::convert::{Options, Plan, Target};
 use crate::error::Error;
-use crate::kernel::FloatType;
+use crate::float_type::FloatType;
 use crate::layouts::{self, Layout, ModelInfo, Part, Quantized, Role, Summary, modelopt};
 use crate::model::{Model, TensorRef};
 use crate::packed::Packed;

@@ -39,17 +39,19 @@
 //! * [`safetensors`] and the NumPy reader (with its own `.npy` header parser, linear in the
 //!   header's length): headers read and checked, output headers laid out;
 //! * the pipeline: one tensor's data moved block by block on all threads;
-//! * [`kernel`]: the storage types ([`FloatType`]) and the conversion of one block;
+//! * [`float_type`]: the storage types ([`FloatType`], read off lowp's format table);
+//! * [`block_convert`]: the conversion of one block between two of them;
 //! * [`report`]: the per-tensor figures, verdicts and the JSON report;
 //! * [`files`]: positioned I/O, the temporary output renamed into place, same-file checks.
 //! * [`leftovers`]: temporary outputs of killed runs, removed by the next run beside them.
 #![forbid(unsafe_code)]
 
+pub mod block_convert;
 mod convert;
 pub mod error;
 pub mod files;
+pub mod float_type;
 mod jobs;
-pub mod kernel;
 pub mod layouts;
 pub mod leftovers;
 pub mod model;
@@ -70,7 +72,7 @@ mod write_model;
 
 pub use convert::{Kind, Options, Plan, Target, convert, convert_with, glob};
 pub use error::Error;
-pub use kernel::FloatType;
+pub use float_type::FloatType;
 pub use leftovers::Leftover;
 pub use progress::{NoProgress, Progress};
 pub use report::{Report, Skipped, TensorReport, Verdict};

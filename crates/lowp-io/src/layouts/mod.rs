@@ -24,7 +24,7 @@ pub mod transformers;
 pub use recognise::{Quantized, Scaling, recognise, shape_key};
 pub use roles::{ModelInfo, Role};
 
-use crate::kernel::FloatType;
+use crate::float_type::FloatType;
 use crate::quant::{ScaleType, Scheme};
 use safetensors::Dtype;
 use serde_json::Value;
