@@ -9,7 +9,7 @@
 //! bits in their low end; bits above [`Format::total_bits`] are ignored.
 
 use crate::format::{Format, formats};
-use crate::parse::ParseFloatError;
+use crate::parse_error::ParseFloatError;
 use crate::prelude::LowpSliceExt;
 use crate::round::{self, Rounding};
 use crate::{LowpFloat, classify, display};
