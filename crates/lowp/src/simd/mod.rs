@@ -28,6 +28,7 @@ pub(crate) mod measure;
 
 use crate::LowpFloat;
 use crate::cpu::Path;
+use measure::{Lanes, Measure, Plain};
 
 /// Defines, in a module `$name`, the four entry points of a path: the generic kernels
 /// compiled with the path's target features, with its token. They are `unsafe fn`s (safe
@@ -260,6 +261,31 @@ fit_dispatch!(
     /// Measures a block in f64 lanes on `path`.
     fit_lanes_f64(f64, 4)
 );
+
+// The lane loop runs through these dispatchers, so its vector paths are named here, above it.
+impl Measure<f32> for Lanes<f32, 8> {
+    fn on_path(
+        path: Path,
+        lanes: &mut Self,
+        xs: &[f32],
+        ys: &[f32],
+        plain: &Plain<f32>,
+    ) -> Option<u64> {
+        fit_lanes_f32(path, lanes, xs, ys, plain)
+    }
+}
+
+impl Measure<f64> for Lanes<f64, 4> {
+    fn on_path(
+        path: Path,
+        lanes: &mut Self,
+        xs: &[f64],
+        ys: &[f64],
+        plain: &Plain<f64>,
+    ) -> Option<u64> {
+        fit_lanes_f64(path, lanes, xs, ys, plain)
+    }
+}
 
 dispatch!(
     /// Rounds f32s into `dst` on `path` (equal lengths).
