@@ -98,7 +98,7 @@ where
 }
 
 /// `black_box` of a mutable slice.
-fn bb<T>(x: &mut [T]) -> &mut [T] {
+fn black_box_mut<T>(x: &mut [T]) -> &mut [T] {
     black_box(x)
 }
 
