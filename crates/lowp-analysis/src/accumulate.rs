@@ -19,7 +19,7 @@
 //! for good are reported, and the running sums drawn.
 
 use crate::error::Error;
-use crate::kernels::{Number, ulp};
+use crate::format_grid::{Number, ulp};
 use crate::output::{Cell, Column, Table};
 use crate::progress::Control;
 use lowp::Format;
@@ -286,7 +286,7 @@ pub fn run_in<T: Number + Add<Output = T> + Sub<Output = T>>(
 
 /// Sums `setup.n` values drawn from `setup.distribution` in `format` by every method.
 pub fn run(format: &Format, setup: &Setup, ctl: &Control<'_>) -> Result<Outcome, Error> {
-    (crate::kernels::kernels(format)?.accumulate)(setup, ctl)
+    lowp::with_format!(format, T => run_in::<T>(setup, ctl), else => Err(Error::no_type(format)))
 }
 
 impl Outcome {

@@ -29,7 +29,7 @@
 //! the two agree to 10^-6.
 
 use crate::error::Error;
-use crate::kernels::{Number, pow2};
+use crate::format_grid::{Number, pow2};
 use crate::output::{Cell, Column, Table};
 use crate::progress::Control;
 use lowp::Format;
@@ -409,9 +409,10 @@ pub fn run(formats: &[&'static Format], ctl: &Control<'_>) -> Result<Vec<Measure
         .map(|&format| {
             ctl.progress.message(format.name);
             let (sub, normal) = spans(format);
-            let measure = crate::kernels::kernels(format)?.conversion;
-            let normal_stats = measure(&normal, ctl)?;
-            let sub_stats = measure(&sub, ctl)?;
+            let (normal_stats, sub_stats) = lowp::with_format!(format, T => (
+                measure::<T>(&normal, ctl)?,
+                measure::<T>(&sub, ctl)?,
+            ), else => return Err(Error::no_type(format)));
             Ok(Measured {
                 format,
                 normal: normal_stats,

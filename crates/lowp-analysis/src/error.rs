@@ -32,6 +32,12 @@ impl Error {
         Error::Invalid(message.into())
     }
 
+    /// An [`Error::Invalid`] for a format none of lowp's types has (one built by hand rather
+    /// than looked up).
+    pub fn no_type(format: &lowp::Format) -> Self {
+        Error::invalid(format!("no number type has the format {}", format.name))
+    }
+
     /// An [`Error::Failure`].
     pub fn failure(message: impl Into<String>) -> Self {
         Error::Failure(message.into())

@@ -26,7 +26,7 @@
 //! the error statistics, and has no ulps.
 
 use crate::error::Error;
-use crate::kernels::{Number, overflows, ulp};
+use crate::format_grid::{Number, overflows, ulp};
 use crate::output::{Cell, Column, Table};
 use crate::progress::Control;
 use lowp::Format;
@@ -38,7 +38,6 @@ use lowp_tensor::{DType, Tensor};
 /// FP16 table `docs/precision-analysis.md` compares with, plus `log` with the logarithms, `abs`
 /// with the rounding functions and `gelu` and `softplus` with the activations, which that table
 /// did not measure.
-// Provenance: the rows of seed 003's appendix table 3.3.
 pub const GROUPS: [(&str, &[&str]); 6] = [
     (
         "trigonometric",
@@ -217,7 +216,9 @@ pub(crate) fn rows(
 ) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::new();
     for f in formats {
-        rows.extend((crate::kernels::kernels(f)?.error_rows)(ops, ctl)?);
+        rows.extend(
+            lowp::with_format!(f, T => measure::<T>(ops, ctl), else => Err(Error::no_type(f)))?,
+        );
     }
     Ok(rows)
 }

@@ -40,10 +40,10 @@ pub mod bits;
 pub mod conversion;
 pub mod error;
 pub mod error_table;
+pub mod format_grid;
 pub mod formats;
 pub mod input;
 pub mod inspect;
-pub mod kernels;
 pub mod number;
 pub mod output;
 #[cfg(feature = "plot")]

@@ -16,7 +16,7 @@
 
 use crate::accumulate::Outcome;
 use crate::error::Error;
-use crate::kernels::{kernels, pow2};
+use crate::format_grid::{midpoint_errors, pow2};
 use crate::output::write_atomically;
 use lowp::Format;
 /// The drawing library, for callers that draw pictures of their own with [`picture`].
@@ -417,7 +417,7 @@ fn rounding_error_panels(formats: &[&'static Format]) -> Result<(Picture, Vec<Pa
     let height = title_h + rows as u32 * panel_h;
     let mut data = Vec::new();
     for format in formats {
-        let midpoints = (kernels(format)?.midpoint_errors)();
+        let midpoints = lowp::with_format!(format, T => midpoint_errors::<T>(), else => return Err(Error::no_type(format)));
         let points: Vec<(f64, f64)> = midpoints
             .into_iter()
             .filter(|&(x, e)| x > 0.0 && e > 0.0)
@@ -779,7 +779,7 @@ mod tests {
 
     #[test]
     fn midpoints_reach_one_at_zero_and_u_at_one() {
-        let e = crate::kernels::midpoint_errors::<lowp::f16>();
+        let e = crate::format_grid::midpoint_errors::<lowp::f16>();
         assert_eq!(e.len(), 0x7bff);
         assert_eq!(e[0], (pow2(-25), 1.0));
         let at_one = e.iter().find(|p| p.0 > 1.0).unwrap();
@@ -822,7 +822,7 @@ mod tests {
             assert!(drawn.len() >= 40, "{name}: {} pixels", drawn.len());
             // Every pixel of the line lies within the data (give or take the line's width and
             // the markers of sparse formats): no spikes past the smallest error.
-            let midpoints = (kernels(panel.format).unwrap().midpoint_errors)();
+            let midpoints = lowp::with_format!(panel.format, T => midpoint_errors::<T>());
             let logs = midpoints.iter().map(|&(x, e)| (x.log10(), e.log10()));
             let (x_lo, x_hi, e_lo, e_hi) = logs.fold(
                 (

@@ -29,8 +29,7 @@ pub const ACCUMULATE_N: usize = 100_000;
 /// from the guide this project grew from, row by row: the functions of each row (the row's
 /// label is their names joined by `/`) and its ranges of max abs, max rel, mean abs and mean
 /// rel error, as printed there. `docs/precision-analysis.md` sets it beside lowp's figures.
-// Provenance: seed 003, appendix table 3.3.
-pub const SEED_33: [(&[&str], [&str; 4]); 6] = [
+pub const HAND_MEASURED_FUNCTION_ERRORS: [(&[&str], [&str; 4]); 6] = [
     (
         &[
             "sin", "cos", "atan", "acosh", "asinh", "tanh", "acos", "asin", "atanh",
@@ -92,8 +91,7 @@ pub const SEED_33: [(&[&str], [&str; 4]); 6] = [
 
 /// The hand-measured statistics of rounding FP32 to FP16 (on sample inputs) from the guide this
 /// project grew from: normals only, then with subnormals; max abs, max rel, mean abs, mean rel.
-// Provenance: seed 003, appendix table 3.4.
-pub const SEED_34: [(&str, [&str; 4]); 2] = [
+pub const HAND_MEASURED_F16_ROUNDING: [(&str, [&str; 4]); 2] = [
     (
         "normal (2^-14 ~ 65504)",
         ["16", "0.00048", "0.51876", "0.000175"],
@@ -105,7 +103,7 @@ pub const SEED_34: [(&str, [&str; 4]); 2] = [
 ];
 
 /// The statistics of the hand-measured table's columns, from one [`Errors`].
-fn seed_columns(e: &Errors) -> [f64; 4] {
+fn hand_measured_columns(e: &Errors) -> [f64; 4] {
     [e.max_abs, e.max_rel, e.mean_abs(), e.mean_rel()]
 }
 
@@ -115,7 +113,7 @@ fn range(rows: &[Row], format: &str, ops: &[&str], against_f32: bool, stat: usiz
     let values: Vec<f64> = rows
         .iter()
         .filter(|r| r.format == format && ops.contains(&r.function))
-        .map(|r| seed_columns(if against_f32 { &r.f32 } else { &r.exact })[stat])
+        .map(|r| hand_measured_columns(if against_f32 { &r.f32 } else { &r.exact })[stat])
         .collect();
     if values.is_empty() {
         return "-".to_string();
@@ -138,22 +136,22 @@ fn range(rows: &[Row], format: &str, ops: &[&str], against_f32: bool, stat: usiz
     }
 }
 
-/// The hand-measured FP16 table of function errors ([`SEED_33`]) beside lowp's f16 figures, row
+/// The hand-measured FP16 table of function errors ([`HAND_MEASURED_FUNCTION_ERRORS`]) beside lowp's f16 figures, row
 /// by row, as Markdown.
-pub fn seed_33_comparison(rows: &[Row]) -> String {
+pub fn function_errors_beside_hand_measured(rows: &[Row]) -> String {
     let stats = ["max abs", "max rel", "mean abs", "mean rel"];
     let mut out = String::from(
         "| functions | statistic | hand-measured FP16 vs FP32 | lowp f16 vs f32 | lowp f16 vs exact |\n\
          | --- | --- | ---: | ---: | ---: |\n",
     );
-    for (ops, seed) in SEED_33 {
+    for (ops, hand) in HAND_MEASURED_FUNCTION_ERRORS {
         let label = ops.join("/");
         for (k, stat) in stats.iter().enumerate() {
             let _ = writeln!(
                 out,
                 "| {} | {stat} | {} | {} | {} |",
                 if k == 0 { label.as_str() } else { "" },
-                seed[k],
+                hand[k],
                 range(rows, "f16", ops, true, k),
                 range(rows, "f16", ops, false, k)
             );
@@ -162,13 +160,13 @@ pub fn seed_33_comparison(rows: &[Row]) -> String {
     out
 }
 
-/// The hand-measured statistics of rounding FP32 to FP16 ([`SEED_34`]) beside lowp's, as
+/// The hand-measured statistics of rounding FP32 to FP16 ([`HAND_MEASURED_F16_ROUNDING`]) beside lowp's, as
 /// Markdown.
-pub fn seed_34_comparison(m: &Measured) -> String {
+pub fn rounding_errors_beside_hand_measured(m: &Measured) -> String {
     let mut out = String::from(
         "| range | statistic | hand-measured (sample) | lowp (every f32 in the range) |\n| --- | --- | ---: | ---: |\n",
     );
-    for (i, (label, seed)) in SEED_34.iter().enumerate() {
+    for (i, (label, hand)) in HAND_MEASURED_F16_ROUNDING.iter().enumerate() {
         let s = if i == 0 {
             &m.normal
         } else {
@@ -183,7 +181,7 @@ pub fn seed_34_comparison(m: &Measured) -> String {
                 out,
                 "| {} | {stat} | {} | {} |",
                 if k == 0 { *label } else { "" },
-                seed[k],
+                hand[k],
                 if k == 0 {
                     readable(ours[k])
                 } else {
@@ -393,7 +391,7 @@ pub fn markdown(results: &Results, pictures: &[&str], seconds: f64) -> String {
     }
     if let Some(m) = results.conversion.iter().find(|m| m.format.name == "f16") {
         md.push_str("\n### f16 beside the hand-measured FP16 figures\n\n");
-        md.push_str(&seed_34_comparison(m));
+        md.push_str(&rounding_errors_beside_hand_measured(m));
         md.push_str(
             "\nThe hand-measured 0.33289 is the 1/3 measured here at `1.5 * 2^-24` (a tie rounded \
              up to `2^-23`): its sample did not hold that input itself, or lost it to rounding in \
@@ -419,8 +417,8 @@ pub fn markdown(results: &Results, pictures: &[&str], seconds: f64) -> String {
     md.push_str(&group_summary(results));
     if has("f16") {
         md.push_str("\n### f16 beside the hand-measured FP16 table\n\n");
-        md.push_str(&seed_33_comparison(&results.error_rows));
-        md.push_str(&seed_33_notes(&results.error_rows));
+        md.push_str(&function_errors_beside_hand_measured(&results.error_rows));
+        md.push_str(&function_errors_notes(&results.error_rows));
     }
     for name in ["f16", "bf16"] {
         if has(name) {
@@ -464,7 +462,7 @@ pub fn markdown(results: &Results, pictures: &[&str], seconds: f64) -> String {
 }
 
 /// Notes under the f16 comparison: what makes the columns differ.
-fn seed_33_notes(rows: &[Row]) -> String {
+fn function_errors_notes(rows: &[Row]) -> String {
     let mut out = String::from(
         "\nThe hand-measured table used inputs of its authors' choosing; these figures cover every \
          finite f16 input in each function's domain, so maxima can only be larger where its \
@@ -677,7 +675,7 @@ fn advice(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::pow2;
+    use crate::format_grid::pow2;
     use crate::registry::lookup;
 
     #[test]
@@ -745,7 +743,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_ranges_print_as_the_seed_does() {
+    fn hand_measured_ranges_print_as_the_hand_table_does() {
         let rows = error_table::measure::<lowp::f16>(
             &["floor", "round", "sqrt", "rsqrt"],
             &Control::none(),
@@ -757,7 +755,7 @@ mod tests {
         let (lo, hi) = r.split_once('~').unwrap();
         let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
         assert!(0.000487 < lo && lo <= hi && hi < pow2(-11), "{r}");
-        let table = seed_33_comparison(&rows);
+        let table = function_errors_beside_hand_measured(&rows);
         assert!(
             table.contains("| sqrt/rsqrt | max abs | 0.031227~0.062485 |"),
             "{table}"

@@ -201,7 +201,7 @@ fn convert_model(opts: &Options, control: Control<'_>) -> Result<Report, Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::FloatType;
+    use crate::float_type::FloatType;
 
     /// A deterministic generator (splitmix64).
     struct Rng(u64);

@@ -4,7 +4,7 @@
 //! front, what would leave a model whose `quantization_config` could not tell the truth.
 
 use crate::error::Error;
-use crate::kernel::FloatType;
+use crate::float_type::FloatType;
 use crate::layouts::{self, Layout, ModelInfo, Part, Quantized, Role, Summary, modelopt};
 use crate::model::{Model, TensorRef};
 use crate::options::{Options, Target};

@@ -39,20 +39,22 @@
 //! * [`safetensors`] and the NumPy reader (with its own `.npy` header parser, linear in the
 //!   header's length): headers read and checked, output headers laid out;
 //! * the pipeline: one tensor's data moved block by block on all threads;
-//! * [`kernel`]: the storage types ([`FloatType`]) and the conversion of one block;
+//! * [`float_type`]: the storage types ([`FloatType`], read off lowp's format table);
+//! * [`block_convert`]: the conversion of one block between two of them;
 //! * [`report`]: the per-tensor figures, verdicts and the JSON report;
 //! * [`files`]: positioned I/O, the temporary output renamed into place, same-file checks.
 //! * [`leftovers`]: temporary outputs of killed runs, removed by the next run beside them.
 //! * [`size`]: sizes as people write them (`5GB`, `256MiB`), such as a shard size.
 #![forbid(unsafe_code)]
 
+pub mod block_convert;
 mod convert;
 pub mod error;
 mod file_kind;
 pub mod files;
+pub mod float_type;
 mod glob;
 mod jobs;
-pub mod kernel;
 pub mod layouts;
 pub mod leftovers;
 pub mod model;
@@ -78,8 +80,8 @@ mod write_model;
 pub use convert::{convert, convert_with};
 pub use error::Error;
 pub use file_kind::Kind;
+pub use float_type::FloatType;
 pub use glob::glob;
-pub use kernel::FloatType;
 pub use leftovers::Leftover;
 pub use options::{Options, Setting, Target};
 pub use plan::Plan;

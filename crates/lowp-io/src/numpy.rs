@@ -11,7 +11,7 @@
 
 use crate::error::Error;
 use crate::files;
-use crate::kernel::FloatType;
+use crate::float_type::FloatType;
 use crate::npy_header::{self, Header, TypeStr};
 use crate::options::Options;
 use crate::pipeline::{self, Files, Segment};
@@ -143,7 +143,7 @@ fn report(
         to,
         target: plan.target,
         stats,
-        scale: scale.map(|s| f64::from(crate::kernel::stored_scale(s))),
+        scale: scale.map(|s| f64::from(crate::block_convert::stored_scale(s))),
         note: plan.note.clone(),
         bytes_in,
         bytes_out,
@@ -295,11 +295,11 @@ pub fn convert_npz(
             drop(data);
             data = archive.by_index(i).map_err(zip_error)?;
             read_array(&mut data, size).map_err(about)?;
-            Some(crate::kernel::fp8_scale(to, amax))
+            Some(crate::block_convert::fp8_scale(to, amax))
         } else {
             None
         };
-        let rounding = crate::kernel::Rounding {
+        let rounding = crate::block_convert::Rounding {
             saturate: opts.saturate,
             scale: scale.unwrap_or(1.0),
         };

@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::glob::glob;
-use crate::kernel::FloatType;
+use crate::float_type::FloatType;
 use crate::layouts::Layout;
 use crate::quant::{ElementRounding, QuantOptions, ScaleSearch, Scheme};
 use crate::report::{TensorReport, Verdict};

@@ -8,75 +8,73 @@
 //! stream that F4's order is a case of: element `i` is bits `6i .. 6i + 6` counted from the
 //! least significant bit of the first byte.
 
-use lowp::{f4e2m1fn, f6e2m3fn, f6e3m2fn, f8e8m0fnu};
+use lowp::{Format, LowpFloat};
 use safetensors::Dtype;
+use std::fmt;
 
-/// A float dtype lowp decodes from safetensors but does not write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Packed {
-    /// `F4`: E2M1, two to a byte.
-    F4,
-    /// `F6_E2M3`: four to three bytes.
-    F6E2M3,
-    /// `F6_E3M2`: four to three bytes.
-    F6E3M2,
-    /// `F8_E8M0`: powers of two `2^(s - 127)`, 255 is NaN.
-    F8E8M0,
-}
+/// A float dtype lowp decodes from safetensors but does not write: a lowp format whose
+/// safetensors dtype is read only ([`lowp::format::SafetensorsDtype::written`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Packed(Format);
 
 impl Packed {
     /// The type of a safetensors dtype, if it is one of these.
     pub fn of(dtype: Dtype) -> Option<Packed> {
-        match dtype {
-            Dtype::F4 => Some(Packed::F4),
-            Dtype::F6_E2M3 => Some(Packed::F6E2M3),
-            Dtype::F6_E3M2 => Some(Packed::F6E3M2),
-            Dtype::F8_E8M0 => Some(Packed::F8E8M0),
-            _ => None,
-        }
+        let name = dtype.to_string();
+        Format::ALL
+            .iter()
+            .find(|f| f.safetensors.is_some_and(|d| !d.written && d.name == name))
+            .map(|&f| Packed(f))
     }
 
     /// Bits per element.
     pub fn bits(self) -> usize {
-        match self {
-            Packed::F4 => 4,
-            Packed::F6E2M3 | Packed::F6E3M2 => 6,
-            Packed::F8E8M0 => 8,
-        }
+        self.0.total_bits() as usize
     }
 
     /// Elements per whole group of bytes (a band of elements must be a multiple of it, so that
-    /// it starts at a byte boundary).
+    /// it starts at a byte boundary): 2 for 4 bits, 4 for 6, 1 for 8.
     pub fn group(self) -> usize {
-        match self {
-            Packed::F4 => 2,
-            Packed::F6E2M3 | Packed::F6E3M2 => 4,
-            Packed::F8E8M0 => 1,
+        let bits = self.bits();
+        let mut bytes_bits: usize = 8;
+        while !bytes_bits.is_multiple_of(bits) {
+            bytes_bits += 8;
         }
+        bytes_bits / bits
     }
 
     /// Decodes `out.len()` elements from the start of `bytes` into f32s, exactly (every value
     /// of these types is an f32; E8M0's 255 is NaN).
     pub fn decode(self, bytes: &[u8], out: &mut [f32]) {
         let bits = self.bits();
-        let value: fn(u8) -> f32 = match self {
-            Packed::F4 => |c| f4e2m1fn::from_bits(c).to_f32(),
-            Packed::F6E2M3 => |c| f6e2m3fn::from_bits(c).to_f32(),
-            Packed::F6E3M2 => |c| f6e3m2fn::from_bits(c).to_f32(),
-            Packed::F8E8M0 => |c| f8e8m0fnu::from_bits(c).to_f32(),
-        };
+        // The type's widening (a table lookup for these formats), chosen once.
+        let value = lowp::with_format!(&self.0, T => {
+            (|c| <T as LowpFloat>::to_f32(T::from_bits_u32(c))) as fn(u32) -> f32
+        });
         for (i, v) in out.iter_mut().enumerate() {
             let at = i * bits;
             let next = bytes.get(at / 8 + 1).copied().unwrap_or(0);
             let pair = u16::from(bytes[at / 8]) | u16::from(next) << 8;
-            *v = value(((pair >> (at % 8)) & ((1 << bits) - 1)) as u8);
+            *v = value(u32::from((pair >> (at % 8)) & ((1 << bits) - 1)));
         }
+    }
+}
+
+impl fmt::Debug for Packed {
+    /// The safetensors dtype's name (`F6_E2M3`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.safetensors.map_or(self.0.name, |d| d.name))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The packed type of `dtype`, which must be one.
+    fn packed(dtype: Dtype) -> Packed {
+        Packed::of(dtype).unwrap()
+    }
 
     #[test]
     fn every_code_decodes_from_its_bit_position() {
@@ -96,9 +94,9 @@ mod tests {
             if c & 0x20 != 0 { -v } else { v }
         };
         for (packed, count, value) in [
-            (Packed::F4, 16u8, &e2m1 as &dyn Fn(u8) -> f32),
-            (Packed::F6E2M3, 64, &|c| f6(c, 2, 3, 1)),
-            (Packed::F6E3M2, 64, &|c| f6(c, 3, 2, 3)),
+            (packed(Dtype::F4), 16u8, &e2m1 as &dyn Fn(u8) -> f32),
+            (packed(Dtype::F6_E2M3), 64, &|c| f6(c, 2, 3, 1)),
+            (packed(Dtype::F6_E3M2), 64, &|c| f6(c, 3, 2, 3)),
         ] {
             // Every code at every position of a group: the stream holds codes 0, 1, 2, ... .
             let n = usize::from(count) * packed.group();
@@ -124,7 +122,7 @@ mod tests {
         }
         let mut out = [0f32; 256];
         let all: Vec<u8> = (0..=255).collect();
-        Packed::F8E8M0.decode(&all, &mut out);
+        packed(Dtype::F8_E8M0).decode(&all, &mut out);
         for (s, &v) in out.iter().enumerate().take(255) {
             assert_eq!(v as f64, (s as f64 - 127.0).exp2(), "E8M0 {s}");
         }

@@ -9,9 +9,10 @@
 //! A tensor that can only be read in order (an `.npz` member, maybe compressed) is streamed
 //! instead: [`convert_stream`] reads a block, converts its parts on all threads, and writes it.
 
+use crate::block_convert::{self, Rounding};
 use crate::error::Error;
 use crate::files::{self, Block};
-use crate::kernel::{self, FloatType, Rounding};
+use crate::float_type::FloatType;
 use crate::progress::Control;
 use lowp::fit::FitStats;
 use rayon::prelude::*;
@@ -100,7 +101,7 @@ fn read_block<'b>(
         from, swap: true, ..
     } = seg.action
     {
-        kernel::swap_bytes(buf, from.size());
+        block_convert::swap_bytes(buf, from.size());
     }
     Ok(buf)
 }
@@ -118,7 +119,7 @@ pub fn run(seg: &Segment, files: &Files<'_>) -> Result<FitStats, Error> {
                     } => {
                         let n = len / from.size();
                         let dst = dst_buf.bytes(n * to.size());
-                        let stats = kernel::convert_block(from, to, src, dst, rounding);
+                        let stats = block_convert::convert_block(from, to, src, dst, rounding);
                         (&*dst, stats, start / from.size() as u64 * to.size() as u64)
                     }
                 };
@@ -147,7 +148,7 @@ pub fn amax(seg: &Segment, files: &Files<'_>) -> Result<f64, Error> {
             BUFFERS.with_borrow_mut(|(buf, _)| {
                 let src = read_block(seg, files, start, buf.bytes(len))?;
                 files.progress.add(len as u64);
-                Ok(kernel::block_amax(from, src))
+                Ok(block_convert::block_amax(from, src))
             })
         })
         .try_reduce(|| 0.0, |a, b| Ok(f64::max(a, b)))
@@ -179,14 +180,14 @@ pub fn convert_stream(
         let src = src_buf.bytes(n * from.size());
         reader.read_exact(src).map_err(|e| read_error(&e))?;
         if swap {
-            kernel::swap_bytes(src, from.size());
+            block_convert::swap_bytes(src, from.size());
         }
         let dst = dst_buf.bytes(n * to.size());
         let part = 1 << 16;
         let block = src
             .par_chunks(part * from.size())
             .zip(dst.par_chunks_mut(part * to.size()))
-            .map(|(s, d)| kernel::convert_block(from, to, s, d, rounding))
+            .map(|(s, d)| block_convert::convert_block(from, to, s, d, rounding))
             .reduce(FitStats::default, |mut a, b| {
                 a.merge(&b);
                 a
@@ -219,9 +220,9 @@ pub fn stream_amax(
         let src = buf.bytes(n * from.size());
         reader.read_exact(src).map_err(|e| read_error(&e))?;
         if swap {
-            kernel::swap_bytes(src, from.size());
+            block_convert::swap_bytes(src, from.size());
         }
-        amax = amax.max(kernel::block_amax(from, src));
+        amax = amax.max(block_convert::block_amax(from, src));
         done += n as u64;
     }
     Ok(amax)

@@ -1,7 +1,7 @@
 //! What happens to one tensor that is not quantized: copied, or converted to which type, and
 //! whether scaled.
 
-use crate::kernel::FloatType;
+use crate::float_type::FloatType;
 use crate::options::{Options, Target};
 
 /// What happens to one tensor.

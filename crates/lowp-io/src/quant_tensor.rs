@@ -12,9 +12,10 @@
 //! first: one more reading pass; fp8-channel's one scale per row, for rows longer than a tile,
 //! one or two more passes over the row ([`quant::LongRow`]).
 
+use crate::block_convert::{self, Rounding};
 use crate::error::Error;
 use crate::files::{self, Block};
-use crate::kernel::{self, FloatType, Rounding};
+use crate::float_type::FloatType;
 use crate::layouts::{Quantized, Scaling, Second};
 use crate::model::Model;
 use crate::progress::Control;
@@ -141,17 +142,12 @@ fn write_runs(
 fn widen_f32(from: FloatType, bytes: &[u8], out: &mut Vec<f32>) {
     let n = bytes.len() / from.size();
     out.resize(n, 0.0);
-    match from {
-        FloatType::F16 => bytemuck::cast_slice::<u8, lowp::f16>(bytes).convert_to_f32_slice(out),
-        FloatType::BF16 => bytemuck::cast_slice::<u8, lowp::bf16>(bytes).convert_to_f32_slice(out),
-        FloatType::F8E4M3FN => {
-            bytemuck::cast_slice::<u8, lowp::f8e4m3fn>(bytes).convert_to_f32_slice(out)
-        }
-        FloatType::F8E5M2 => {
-            bytemuck::cast_slice::<u8, lowp::f8e5m2>(bytes).convert_to_f32_slice(out)
-        }
-        FloatType::F32 | FloatType::F64 => unreachable!("quantized where they were read"),
-    }
+    let Some(format) = from.format() else {
+        unreachable!("quantized where they were read")
+    };
+    lowp::with_format!(&format, T where all_bits => {
+        bytemuck::cast_slice::<u8, T>(bytes).convert_to_f32_slice(out)
+    }, else => unreachable!("{} is a whole-byte format", format.name))
 }
 
 /// How a weight is written in its layout, besides its scheme: what [`quantize`] and
@@ -243,7 +239,7 @@ pub fn quantize(
                     control.check()?;
                     let bytes = b.input.bytes(t.rows * t.cols * size);
                     read_tile(&input, t, cols, size, bytes)?;
-                    Ok(kernel::block_amax(from, bytes))
+                    Ok(block_convert::block_amax(from, bytes))
                 })
             })
             .try_reduce(|| 0.0, |a: f64, b| Ok(a.max(b)))?;
@@ -619,8 +615,13 @@ fn dequantize_blocks(
                 let n = t.rows * t.cols;
                 let out = b.output.bytes(n * to.size());
                 let values = bytemuck::cast_slice(&b.wide[..n]);
-                let stats =
-                    kernel::convert_block(FloatType::F64, to, values, out, Rounding::NEAREST);
+                let stats = block_convert::convert_block(
+                    FloatType::F64,
+                    to,
+                    values,
+                    out,
+                    Rounding::NEAREST,
+                );
                 if let Some(o) = &output {
                     write_runs(o, out, t.rows, t.cols == cols, |i| {
                         ((t.row + i) * cols + t.col) * to.size()
@@ -805,7 +806,7 @@ impl<'a> Decoder<'a> {
                         }
                     }
                     let out = b.output.bytes(elements * to.size());
-                    let stats = kernel::convert_block(
+                    let stats = block_convert::convert_block(
                         FloatType::F64,
                         to,
                         bytemuck::cast_slice(&swapped[..]),
@@ -900,7 +901,7 @@ fn element_runs(
                     Decoded::F64 => (FloatType::F64, bytemuck::cast_slice(&b.wide)),
                 };
                 let out = b.output.bytes(n * to.size());
-                let stats = kernel::convert_block(from, to, values, out, Rounding::NEAREST);
+                let stats = block_convert::convert_block(from, to, values, out, Rounding::NEAREST);
                 if let Some(o) = &output {
                     o.write(out, (first * to.size()) as u64)?;
                 }

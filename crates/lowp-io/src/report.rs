@@ -25,7 +25,7 @@
 //! what rounding alone costs when every block is well scaled); `ok` otherwise. The error as a
 //! whole is not enough: one huge row keeps it tiny while the rest of its block is flushed.
 
-use crate::kernel::FloatType;
+use crate::float_type::FloatType;
 use crate::layouts::Layout;
 use crate::quant::{QuantStats, ScaleCheck, Scheme};
 use lowp::fit::FitStats;

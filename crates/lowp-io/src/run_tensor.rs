@@ -2,7 +2,7 @@
 //! its scale when scaled).
 
 use crate::error::Error;
-use crate::kernel::{self, Rounding};
+use crate::block_convert::{self, Rounding};
 use crate::options::Options;
 use crate::pipeline::{self, Action, Files, Segment};
 use crate::plan::Plan;
@@ -43,7 +43,7 @@ pub(crate) fn run_tensor(
     };
     let mut scale = None;
     if plan.scaled {
-        let s = kernel::fp8_scale(to, pipeline::amax(&segment, files)?);
+        let s = block_convert::fp8_scale(to, pipeline::amax(&segment, files)?);
         if let Action::Convert { rounding, .. } = &mut segment.action {
             rounding.scale = s;
         }

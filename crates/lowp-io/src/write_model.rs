@@ -485,7 +485,7 @@ fn run_job(
             let (stats, scale) =
                 crate::run_tensor::run_tensor(opts, &files, segment, plan, false, elements)
                     .map_err(|e| e.about(&t.name))?;
-            let stored = scale.map(crate::kernel::stored_scale);
+            let stored = scale.map(crate::block_convert::stored_scale);
             if let (Some(stored), Some(name)) = (stored, &plan.scale_name)
                 && let Some(at) = shard.at(name)
             {

@@ -13,31 +13,8 @@ use lowp::prelude::*;
 use lowp::{Format, LowpFloat, Rounding};
 use std::sync::{Arc, Mutex};
 
-/// Runs `$body` with `$t` standing for the lowp type of the [`Format`] `$fmt` (a `&Format`
-/// of one of lowp's formats; any other is unreachable, since formats only come from
-/// `lowp::Format::from_name`). The formats are lowp's own list, `lowp::for_each_format!`.
-macro_rules! with_format {
-    ($fmt:expr, $t:ident => $body:expr) => {
-        lowp::for_each_format!(with_format_rows, list, $fmt, $t, $body)
-    };
-}
-
-/// [`with_format!`] given lowp's rows of formats: one comparison per format.
-macro_rules! with_format_rows {
-    ([$fmt:expr, $t:ident, $body:expr] $(($ty:ident, $($rest:tt)*))*) => {{
-        let fmt: &lowp::Format = $fmt;
-        $(
-            if *fmt == <lowp::$ty as lowp::LowpFloat>::FORMAT {
-                type $t = lowp::$ty;
-                $body
-            } else
-        )* {
-            unreachable!("lowp has no format {}", fmt.name)
-        }
-    }};
-}
-pub(crate) use with_format;
-pub(crate) use with_format_rows;
+// Formats reach here only through `lowp::Format::from_name`, so the dispatch finds each.
+pub(crate) use lowp::with_format;
 
 /// A lowp type together with the integer NumPy stores it as.
 pub trait Stored: LowpFloat {

@@ -28,7 +28,7 @@ pub mod output_cache;
 pub mod report;
 
 use arrays::{Array, Kind};
-use convert::{How, Mode, Source, Stored, Threads, with_format, with_format_rows};
+use convert::{How, Mode, Source, Stored, Threads, with_format};
 use lowp::fit::FitStats;
 use lowp::{Format, Rounding};
 use numpy::prelude::*;

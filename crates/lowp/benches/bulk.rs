@@ -71,7 +71,9 @@ where
         let mut out = vec![H::default(); n];
         g.throughput(Throughput::Bytes(half_bytes));
         g.bench_function(format!("half_{half_name}"), |b| {
-            b.iter(|| HalfFloatSliceExt::convert_from_f32_slice(bb(&mut out), black_box(&wide)))
+            b.iter(|| {
+                HalfFloatSliceExt::convert_from_f32_slice(black_box_mut(&mut out), black_box(&wide))
+            })
         });
         g.finish();
 
@@ -79,19 +81,24 @@ where
         let mut out = vec![0f32; n];
         g.throughput(Throughput::Bytes(lowp_bytes as u64));
         g.bench_function("lowp", |b| {
-            b.iter(|| black_box(&narrow[..]).convert_to_f32_slice(bb(&mut out)))
+            b.iter(|| black_box(&narrow[..]).convert_to_f32_slice(black_box_mut(&mut out)))
         });
         memcpy(&mut g, lowp_bytes);
         g.throughput(Throughput::Bytes(half_bytes));
         g.bench_function(format!("half_{half_name}"), |b| {
-            b.iter(|| HalfFloatSliceExt::convert_to_f32_slice(black_box(&halves[..]), bb(&mut out)))
+            b.iter(|| {
+                HalfFloatSliceExt::convert_to_f32_slice(
+                    black_box(&halves[..]),
+                    black_box_mut(&mut out),
+                )
+            })
         });
         g.finish();
     }
 }
 
 /// `black_box` of a mutable slice.
-fn bb<T>(x: &mut [T]) -> &mut [T] {
+fn black_box_mut<T>(x: &mut [T]) -> &mut [T] {
     black_box(x)
 }
 

@@ -341,41 +341,46 @@ macro_rules! lossless_format_pairs {
 
 crate::for_each_format!(impl_int_conversions);
 
-impl_from_small_int!(f16: i8, u8);
-impl_from_small_int!(bf16: i8, u8);
-impl_try_from_int!(f16, signed: i16, i32, i64, i128, isize);
-impl_try_from_int!(f16, unsigned: u16, u32, u64, u128, usize);
-impl_try_from_int!(bf16, signed: i16, i32, i64, i128, isize);
-impl_try_from_int!(bf16, unsigned: u16, u32, u64, u128, usize);
-
-macro_rules! impl_try_from_all_ints {
-    ($($t:ident),*) => {$(
+/// The integer and `bool` conversions a format's row of [`for_each_format!`] gives it: the
+/// 16-bit formats hold every `i8` and `u8` exactly (`From`) and check the wider integers
+/// (`TryFrom`); the narrower ones check every integer. A signed format holds 0 and 1
+/// (`From<bool>`); the one unsigned format, E8M0, has no zero (`TryFrom<bool>`).
+macro_rules! impl_int_and_bool {
+    ($t:ident, $v:ident, u16, $c:ty, $sign:ident, $values:ident, $width:ident) => {
+        // Every i8 and u8 is exact where the precision and range reach 255.
+        const _: () = assert!(
+            crate::$t::FORMAT.precision() >= 8 && crate::$t::FORMAT.max_exponent() >= 7
+        );
+        impl_from_small_int!($t: i8, u8);
+        impl_try_from_int!($t, signed: i16, i32, i64, i128, isize);
+        impl_try_from_int!($t, unsigned: u16, u32, u64, u128, usize);
+        impl_int_and_bool!(@bool $t $sign);
+    };
+    ($t:ident, $v:ident, u8, $c:ty, $sign:ident, $values:ident, $width:ident) => {
         impl_try_from_int!($t, signed: i8, i16, i32, i64, i128, isize);
         impl_try_from_int!($t, unsigned: u8, u16, u32, u64, u128, usize);
-    )*};
-}
-impl_try_from_all_ints!(
-    f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu, f6e2m3fn, f6e3m2fn,
-    f4e2m1fn
-);
-
-impl_from_bool!(
-    f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f6e2m3fn, f6e3m2fn,
-    f4e2m1fn
-);
-
-impl TryFrom<bool> for crate::f8e8m0fnu {
-    type Error = TryFromFloatError;
-    /// 1 for `true`; `false` is an error, as the format has no zero.
-    #[inline]
-    fn try_from(b: bool) -> Result<Self, Self::Error> {
-        if b {
-            Ok(Self::ONE)
-        } else {
-            Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange))
+        impl_int_and_bool!(@bool $t $sign);
+    };
+    (@bool $t:ident signed) => {
+        impl_from_bool!($t);
+    };
+    (@bool $t:ident unsigned) => {
+        const _: () = assert!(!crate::$t::FORMAT.has_zero(), "an unsigned format with a zero gets From<bool>");
+        impl TryFrom<bool> for crate::$t {
+            type Error = TryFromFloatError;
+            /// 1 for `true`; `false` is an error, as the format has no zero.
+            #[inline]
+            fn try_from(b: bool) -> Result<Self, Self::Error> {
+                if b {
+                    Ok(Self::ONE)
+                } else {
+                    Err(TryFromFloatError::new(TryFromFloatErrorKind::OutOfRange))
+                }
+            }
         }
-    }
+    };
 }
+crate::for_each_format!(impl_int_and_bool, rows);
 
 lossless_format_pairs! {
     f8e4m3fn => f16, bf16;
@@ -411,14 +416,14 @@ mod tests {
         })
     }
 
+    /// Every ordered pair of distinct formats whose `From` would be lossless.
     macro_rules! lossless_matrix {
-        ($($s:ident),*) => {{
+        ($(($s:ident, $($rest:tt)*))*) => {{
             let mut pairs = Vec::new();
-            $(lossless_matrix!(@row pairs, $s: f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz,
-                f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu, f6e2m3fn, f6e3m2fn, f4e2m1fn);)*
+            $(crate::for_each_format!(lossless_matrix, list, pairs, $s);)*
             pairs
         }};
-        (@row $pairs:ident, $s:ident: $($t:ident),*) => {$(
+        ([$pairs:ident, $s:ident] $(($t:ident, $($rest:tt)*))*) => {$(
             if stringify!($s) != stringify!($t) && lossless::<$s, $t>() {
                 $pairs.push((stringify!($s), stringify!($t)));
             }
@@ -427,10 +432,7 @@ mod tests {
 
     #[test]
     fn lossless_from_impls_are_exactly_the_lossless_pairs() {
-        let mut found = lossless_matrix!(
-            f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu,
-            f6e2m3fn, f6e3m2fn, f4e2m1fn
-        );
+        let mut found: Vec<(&str, &str)> = crate::for_each_format!(lossless_matrix, list);
         let mut declared = LOSSLESS_PAIRS.to_vec();
         found.sort();
         declared.sort();

@@ -49,6 +49,39 @@ pub struct Format {
     /// Whether the zero exponent field holds subnormals (and zero). Without subnormals the zero
     /// field is an ordinary binade and the format has no zero at all (E8M0).
     pub subnormals: bool,
+    /// The safetensors dtype lowp-io reads the format's tensors as, and whether it writes them;
+    /// `None` where it leaves them as they are (the FNUZ formats, among others).
+    pub safetensors: Option<SafetensorsDtype>,
+}
+
+/// A format as safetensors files hold it: the dtype's name, and whether lowp-io converts
+/// tensors into it or only out of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SafetensorsDtype {
+    /// The dtype's name in a safetensors header (`"F8_E4M3"`, `"BF16"`).
+    pub name: &'static str,
+    /// Whether lowp-io writes tensors of this dtype (`lowp convert --to`). Where not, it only
+    /// decodes them into wider types: the sub-byte types, which safetensors packs several to a
+    /// byte, and E8M0, which only scales the values of other types.
+    pub written: bool,
+}
+
+impl SafetensorsDtype {
+    /// A dtype lowp-io converts tensors into and out of.
+    const fn written(name: &'static str) -> Option<SafetensorsDtype> {
+        Some(SafetensorsDtype {
+            name,
+            written: true,
+        })
+    }
+
+    /// A dtype lowp-io only decodes.
+    const fn read(name: &'static str) -> Option<SafetensorsDtype> {
+        Some(SafetensorsDtype {
+            name,
+            written: false,
+        })
+    }
 }
 
 impl Format {
@@ -325,11 +358,12 @@ pub(crate) const F32: Format = Format {
     signed: true,
     nan: NanEncoding::Ieee,
     subnormals: true,
+    safetensors: None,
 };
 
 /// The formats of this crate, in the order `lowp formats` lists them.
 pub mod formats {
-    use super::{Format, NanEncoding};
+    use super::{Format, NanEncoding, SafetensorsDtype};
 
     /// IEEE 754 binary16: 1-5-10, bias 15, infinities and NaN.
     pub const F16: Format = Format {
@@ -340,6 +374,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::Ieee,
         subnormals: true,
+        safetensors: SafetensorsDtype::written("F16"),
     };
     /// bfloat16: 1-8-7, bias 127 (the top half of an f32), infinities and NaN.
     pub const BF16: Format = Format {
@@ -350,6 +385,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::Ieee,
         subnormals: true,
+        safetensors: SafetensorsDtype::written("BF16"),
     };
     /// OCP FP8 E4M3: 1-4-3, bias 7, no infinities, NaN = S.1111.111, max 448.
     pub const F8E4M3FN: Format = Format {
@@ -360,6 +396,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::AllOnes,
         subnormals: true,
+        safetensors: SafetensorsDtype::written("F8_E4M3"),
     };
     /// OCP FP8 E5M2: 1-5-2, bias 15, IEEE-like with infinities, max 57344.
     pub const F8E5M2: Format = Format {
@@ -370,6 +407,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::Ieee,
         subnormals: true,
+        safetensors: SafetensorsDtype::written("F8_E5M2"),
     };
     /// FP8 E4M3 FNUZ (Graphcore/AMD): 1-4-3, bias 8, no infinities, NaN only at 0x80, max 240.
     pub const F8E4M3FNUZ: Format = Format {
@@ -380,6 +418,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::NegativeZero,
         subnormals: true,
+        safetensors: None,
     };
     /// FP8 E5M2 FNUZ (Graphcore/AMD): 1-5-2, bias 16, no infinities, NaN only at 0x80, max 57344.
     pub const F8E5M2FNUZ: Format = Format {
@@ -390,6 +429,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::NegativeZero,
         subnormals: true,
+        safetensors: None,
     };
     /// IEEE-like FP8 E4M3: 1-4-3, bias 7, infinities and NaN, max 240.
     pub const F8E4M3: Format = Format {
@@ -400,6 +440,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::Ieee,
         subnormals: true,
+        safetensors: None,
     };
     /// IEEE-like FP8 E3M4: 1-3-4, bias 3, infinities and NaN, max 15.5.
     pub const F8E3M4: Format = Format {
@@ -410,6 +451,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::Ieee,
         subnormals: true,
+        safetensors: None,
     };
     /// OCP MX scale E8M0: 0-8-0, bias 127, unsigned powers of two 2^-127..=2^127, NaN = 0xFF,
     /// no zero.
@@ -421,6 +463,7 @@ pub mod formats {
         signed: false,
         nan: NanEncoding::AllOnes,
         subnormals: false,
+        safetensors: SafetensorsDtype::read("F8_E8M0"),
     };
     /// OCP MX FP6 E2M3: 1-2-3, bias 1, finite only, max 7.5.
     pub const F6E2M3FN: Format = Format {
@@ -431,6 +474,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::None,
         subnormals: true,
+        safetensors: SafetensorsDtype::read("F6_E2M3"),
     };
     /// OCP MX FP6 E3M2: 1-3-2, bias 3, finite only, max 28.
     pub const F6E3M2FN: Format = Format {
@@ -441,6 +485,7 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::None,
         subnormals: true,
+        safetensors: SafetensorsDtype::read("F6_E3M2"),
     };
     /// OCP MX FP4 E2M1: 1-2-1, bias 1, finite only, max 6.
     pub const F4E2M1FN: Format = Format {
@@ -451,13 +496,18 @@ pub mod formats {
         signed: true,
         nan: NanEncoding::None,
         subnormals: true,
+        safetensors: SafetensorsDtype::read("F4"),
     };
 
-    /// Every format of the crate.
-    pub const ALL: [Format; 12] = [
-        F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F8E4M3, F8E3M4, F8E8M0FNU, F6E2M3FN,
-        F6E3M2FN, F4E2M1FN,
-    ];
+    /// `ALL`, in the order of the rows of [`for_each_format!`](crate::for_each_format), whose
+    /// `VARIANT` column names each format's constant here.
+    macro_rules! all {
+        ($(($t:ident, $variant:ident, $($rest:tt)*))*) => {
+            /// Every format of the crate.
+            pub const ALL: [Format; [$(stringify!($variant)),*].len()] = [$($variant),*];
+        };
+    }
+    crate::for_each_format!(all, list);
 }
 
 /// Looks a format up by name, ignoring case and underscores: the crate's names (`f8e4m3fn`),

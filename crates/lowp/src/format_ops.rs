@@ -5,11 +5,11 @@
 //! Every method runs the same code as the number types: the rounding engine, classification,
 //! stepping, printing and parsing are written once over a `&Format` and the types only forward
 //! to them; the slice conversions dispatch to the type's bulk path through
-//! [`for_each_format!`](crate::for_each_format). Bit patterns are `u32`s holding the format's
+//! [`with_format!`](crate::with_format). Bit patterns are `u32`s holding the format's
 //! bits in their low end; bits above [`Format::total_bits`] are ignored.
 
 use crate::format::{Format, formats};
-use crate::parse::ParseFloatError;
+use crate::parse_error::ParseFloatError;
 use crate::prelude::LowpSliceExt;
 use crate::round::{self, Rounding};
 use crate::{LowpFloat, classify, display};
@@ -291,27 +291,19 @@ mod typed {
         }
     }
 
-    macro_rules! dispatch {
-        ($(($t:ident, $($rest:tt)*))*) => {
-            /// Converts through the type of `fmt`; false when no type has that format.
-            pub(super) fn from_f32(fmt: &Format, src: &[f32], dst: &mut [u8]) -> bool {
-                $(if *fmt == crate::$t::FORMAT {
-                    from_f32_as::<crate::$t>(src, dst);
-                    return true;
-                })*
-                false
-            }
-
-            /// Converts through the type of `fmt`; false when no type has that format.
-            pub(super) fn to_f32(fmt: &Format, src: &[u8], dst: &mut [f32]) -> bool {
-                $(if *fmt == crate::$t::FORMAT {
-                    to_f32_as::<crate::$t>(src, dst);
-                    return true;
-                })*
-                false
-            }
-        };
+    /// Converts through the type of `fmt`; false when no type has that format.
+    pub(super) fn from_f32(fmt: &Format, src: &[f32], dst: &mut [u8]) -> bool {
+        crate::with_format!(fmt, T => {
+            from_f32_as::<T>(src, dst);
+            true
+        }, else => false)
     }
 
-    crate::for_each_format!(dispatch, list);
+    /// Converts through the type of `fmt`; false when no type has that format.
+    pub(super) fn to_f32(fmt: &Format, src: &[u8], dst: &mut [f32]) -> bool {
+        crate::with_format!(fmt, T => {
+            to_f32_as::<T>(src, dst);
+            true
+        }, else => false)
+    }
 }

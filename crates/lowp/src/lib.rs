@@ -145,6 +145,7 @@ mod format_ops;
 pub mod hw;
 pub mod math;
 mod parse;
+mod parse_error;
 mod round;
 mod scalar16;
 #[cfg(feature = "serde")]
@@ -193,7 +194,7 @@ pub use convert::{Int, TryFromFloatError, TryFromFloatErrorKind};
 pub use display::Shortest;
 pub use format::Format;
 pub use format_ops::{SliceLengthError, UnknownFormatError};
-pub use parse::{ParseErrorKind, ParseFloatError};
+pub use parse_error::{ParseErrorKind, ParseFloatError};
 pub use round::Rounding;
 pub use simd::{vectorized, vectorized_on};
 pub use traits::LowpFloat;

@@ -35,7 +35,7 @@ pub trait LowpFloat:
     + core::fmt::Display
     + core::fmt::LowerExp
     + core::fmt::UpperExp
-    + core::str::FromStr<Err = crate::ParseFloatError>
+    + core::str::FromStr<Err = crate::parse_error::ParseFloatError>
 {
     /// The unsigned integer holding the bits: `u16` for 16-bit formats, `u8` for the rest.
     type Bits: Copy + Eq + core::hash::Hash + core::fmt::Debug + Into<u32> + Send + Sync + 'static;

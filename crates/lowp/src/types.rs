@@ -601,6 +601,11 @@ macro_rules! for_each_format {
     ($m:ident, list, $($extra:tt)+) => {
         $crate::for_each_format! {@rows (list_with [$($extra)+]) $m}
     };
+    // `with_format!`'s rows, handed to it by path (a name passed in would resolve where the
+    // dispatch is written, which need not import it).
+    (@dispatch $($extra:tt)+) => {
+        $crate::for_each_format! {@rows (dispatch [$($extra)+]) with_format}
+    };
     (@rows $how:tt $m:ident) => {
         $crate::for_each_format! {@emit $how $m
             (f16, F16, u16, f32, signed, ieee, all_bits)
@@ -628,6 +633,70 @@ macro_rules! for_each_format {
     };
     (@emit (list_with [$($extra:tt)*]) $m:ident $($row:tt)*) => {
         $m!{ [$($extra)*] $($row)* }
+    };
+    (@emit (dispatch [$($extra:tt)*]) $m:ident $($row:tt)*) => {
+        $crate::with_format!{ [$($extra)*] $($row)* }
+    };
+}
+
+/// Runs an expression with a type name standing for the number type of a [`Format`] known
+/// only at run time: the one dispatch from a format value (a command line's, a file's dtype,
+/// Python's) to the generic code of its type, written once here over [`for_each_format!`].
+///
+/// `with_format!(format, T => body)` evaluates `body` with `T` the type whose `FORMAT` is
+/// `*format` (`format` is a `&Format`); a format that is none of the crate's types (one built
+/// by hand rather than taken from [`Format::ALL`] or [`Format::from_name`]) panics.
+/// `with_format!(format, T => body, else => fallback)` evaluates `fallback` instead. `body` is
+/// compiled once per format, so it must type-check for every type. Adding `where all_bits`
+/// after `T` limits the dispatch to the types whose every storage pattern is a value (not FP6
+/// and FP4, which are `fallback` then), for bodies that view raw bytes as values.
+///
+/// ```
+/// use lowp::{Format, LowpFloat};
+///
+/// fn max_of(format: &Format) -> f64 {
+///     lowp::with_format!(format, T => T::from_bits_u32(format.max_finite_bits()).to_f64())
+/// }
+/// assert_eq!(max_of(&Format::from_name("f8e4m3fn").unwrap()), 448.0);
+///
+/// fn storage_bytes(format: &Format) -> Option<usize> {
+///     lowp::with_format!(format, T where all_bits => Some(core::mem::size_of::<T>()), else => None)
+/// }
+/// assert_eq!(storage_bytes(&lowp::bf16::FORMAT), Some(2));
+/// assert_eq!(storage_bytes(&lowp::f4e2m1fn::FORMAT), None);
+/// ```
+#[macro_export]
+macro_rules! with_format {
+    // The rows of every format, and one arm per row (limited by `$which`).
+    ([@arms [$format:expr, $t:ident, $which:ident, $body:expr, $fallback:expr]] $($row:tt)*) => {{
+        let format: &$crate::Format = $format;
+        'found: {
+            $($crate::with_format!(@arm 'found, format, $t, $which, $body, $row);)*
+            $fallback
+        }
+    }};
+    (@arm $found:lifetime, $format:ident, $t:ident, any, $body:expr, ($ty:ident, $($rest:tt)*)) => {
+        if *$format == $crate::$ty::FORMAT {
+            break $found ({
+                type $t = $crate::$ty;
+                $body
+            });
+        }
+    };
+    (@arm $found:lifetime, $format:ident, $t:ident, all_bits, $body:expr,
+        ($ty:ident, $v:ident, $s:ty, $c:ty, $sign:ident, $values:ident, all_bits)) => {
+        $crate::with_format!(@arm $found, $format, $t, any, $body, ($ty, $v))
+    };
+    (@arm $found:lifetime, $format:ident, $t:ident, all_bits, $body:expr,
+        ($ty:ident, $v:ident, $s:ty, $c:ty, $sign:ident, $values:ident, low_bits)) => {};
+    ($format:expr, $t:ident => $body:expr) => {
+        $crate::with_format!($format, $t => $body, else => ::core::panic!("lowp has no such format"))
+    };
+    ($format:expr, $t:ident => $body:expr, else => $fallback:expr) => {
+        $crate::for_each_format!(@dispatch @arms [$format, $t, any, $body, $fallback])
+    };
+    ($format:expr, $t:ident where all_bits => $body:expr, else => $fallback:expr) => {
+        $crate::for_each_format!(@dispatch @arms [$format, $t, all_bits, $body, $fallback])
     };
 }
 

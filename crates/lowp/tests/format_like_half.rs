@@ -94,7 +94,7 @@ fn every_other_format_prints_its_f32_as_half_would() {
     lowp::for_each_format!(check);
 }
 
-/// The checks above can fail: the shortest decimal, which lowp printed before, is not what
+/// The checks above can fail: the shortest decimal, which `shortest()` prints, is not what
 /// half prints.
 #[test]
 fn shortest_is_not_what_half_prints() {

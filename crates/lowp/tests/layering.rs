@@ -1,7 +1,7 @@
 //! The architecture as ARCHITECTURE.md states it, checked on the workspace's source: in every
 //! crate the modules form layers at every level (no file reaches, through its `use`
 //! declarations, grouped ones included, or the `crate::`/`super::`/`self::` paths in its code,
-//! a file that reaches it back) but for the circles listed as left to remove; in this one
+//! a file that reaches it back); in this one
 //! [`lowp::cpu`] and the format descriptors sit at the bottom; and `unsafe` is written only in
 //! the vector and hardware modules (and bytemuck's layout promise, the in-place casts between
 //! values and bits, and lowp-py's FFI module). Across crates, each depends only on the crates
@@ -431,21 +431,39 @@ fn the_import_parser_reads_grouped_nested_and_relative_paths() {
     assert!(face.face);
 }
 
-/// The import circles that remain, crate by crate (the modules of each, sorted): the test
-/// fails on any other circle, and on a listed one that is gone, so that this list only
-/// shrinks. Most are a folder's `mod.rs` holding code its files use while it uses them.
-const KNOWN_CIRCLES: [(&str, &str); 4] = [
-    ("lowp", "math <-> math::activation <-> math::function"),
-    ("lowp", "parse <-> traits <-> types"),
-    ("lowp", "simd <-> simd::measure"),
-    (
-        "lowp-analysis",
-        "accumulate <-> conversion <-> error_table <-> kernels",
-    ),
-];
+/// The circle finder on a crate made for it: `a` and `b` import each other through a grouped
+/// `use` and a `super::` path, `c` imports `a` and `a` imports `d` without being imported back,
+/// and `d::e` and `d::f` form a circle below the top level: the circles found are exactly
+/// those two.
+#[test]
+fn circles_are_found_at_every_level_and_only_there() {
+    let src = std::env::temp_dir().join(format!("lowp-layering-{}", std::process::id()));
+    let files = [
+        ("lib.rs", "mod a;\nmod b;\nmod c;\nmod d;\n"),
+        ("a.rs", "use crate::{b::B, d};\npub struct A;\n"),
+        ("b.rs", "pub struct B;\nfn f() -> super::a::A { super::a::A }\n"),
+        ("c.rs", "use crate::a::A;\npub struct C;\n"),
+        ("d/mod.rs", "mod e;\nmod f;\n"),
+        ("d/e.rs", "use super::f::F;\npub struct E;\n"),
+        ("d/f.rs", "use crate::d::e::E;\npub struct F;\n"),
+    ];
+    for (name, text) in files {
+        let path = src.join(name);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a scratch folder");
+        std::fs::write(&path, text).expect("a scratch file");
+    }
+    let mut found = circles(&module_graph(&src));
+    std::fs::remove_dir_all(&src).expect("the scratch crate is removed");
+    found.sort();
+    assert_eq!(
+        found,
+        [vec!["a", "b"], vec!["d::e", "d::f"]],
+        "the circles of the scratch crate"
+    );
+}
 
 #[test]
-fn the_modules_of_every_crate_form_layers_but_the_known_circles() {
+fn the_modules_of_every_crate_form_layers() {
     let srcs = workspace_srcs();
     assert!(srcs.len() >= 6, "the walk found the crates: {srcs:?}");
     let own = module_graph(&own_src());
@@ -466,17 +484,7 @@ fn the_modules_of_every_crate_form_layers_but_the_known_circles() {
             found.insert((krate.clone(), circle.join(" <-> ")));
         }
     }
-    let known: BTreeSet<(String, String)> = KNOWN_CIRCLES
-        .iter()
-        .map(|(k, c)| (k.to_string(), c.to_string()))
-        .collect();
-    let new: Vec<_> = found.difference(&known).collect();
-    assert!(new.is_empty(), "new import circles: {new:?}");
-    let gone: Vec<_> = known.difference(&found).collect();
-    assert!(
-        gone.is_empty(),
-        "circles gone (remove them from KNOWN_CIRCLES): {gone:?}"
-    );
+    assert!(found.is_empty(), "import circles: {found:?}");
 }
 
 /// For each top-level module under `src`, the other top-level modules it imports.

@@ -5,7 +5,7 @@ use super::placement::{Placement, Second};
 use super::roles::{ModelInfo, Role};
 use super::summary::Summary;
 use super::{compressed_tensors, modelopt, transformers};
-use crate::kernel::FloatType;
+use crate::float_type::FloatType;
 use crate::quant::{ScaleType, Scheme};
 use safetensors::Dtype;
 use serde_json::Value;

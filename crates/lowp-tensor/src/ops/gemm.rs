@@ -18,7 +18,7 @@
 
 use crate::dtype::DType;
 use crate::element::{FloatElement, Real};
-use crate::ops::kept::Aligned;
+use crate::ops::thread_buffers::Aligned;
 use crate::simd::Path;
 use crate::simd::dot_bf16::{self, Exponents, pair_exponents, pair_tiles, unpair};
 use crate::simd::gemm::{MAX_MR, Tile, micro_tiles, tiled_at, tiled_len};

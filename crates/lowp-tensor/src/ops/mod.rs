@@ -11,12 +11,12 @@ pub mod backward;
 pub mod binary;
 pub mod cast;
 pub mod gemm;
-pub(crate) mod kept;
 pub mod loss_scale;
 pub(crate) mod matmul;
 pub mod nn;
 pub mod reduce;
 pub mod reference;
+pub(crate) mod thread_buffers;
 pub mod unary;
 
 pub use binary::BINARY_OPS;

@@ -43,18 +43,20 @@ mod sealed {
 /// ```
 pub trait AllBitPatterns: LowpFloat + sealed::Sealed {}
 
+/// [`AllBitPatterns`] for the formats whose row of [`for_each_format!`](crate::for_each_format)
+/// says `all_bits`, each checked to fill its storage integer.
 macro_rules! all_bit_patterns {
-    ($($t:ident),*) => {$(
+    ($t:ident, $v:ident, $s:ty, $c:ty, $sign:ident, $values:ident, all_bits) => {
         impl sealed::Sealed for crate::$t {}
         impl AllBitPatterns for crate::$t {}
         const _: () = assert!(
-            crate::$t::FORMAT.total_bits() as usize == 8 * size_of::<<crate::$t as LowpFloat>::Bits>()
+            crate::$t::FORMAT.total_bits() as usize
+                == 8 * size_of::<<crate::$t as LowpFloat>::Bits>()
         );
-    )*};
+    };
+    ($t:ident, $v:ident, $s:ty, $c:ty, $sign:ident, $values:ident, low_bits) => {};
 }
-all_bit_patterns!(
-    f16, bf16, f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3, f8e3m4, f8e8m0fnu
-);
+crate::for_each_format!(all_bit_patterns, rows);
 
 /// Fails to compile unless `T` has exactly the layout of `T::Bits`.
 const fn assert_same_layout<T: LowpFloat>() {

@@ -1,5 +1,6 @@
 //! Implementations of other crates' traits, each behind the feature of the same name, except
-//! zerocopy's, which are always there, as in `half`.
+//! zerocopy's, which are always there, as in `half`. serde's default form, the bits, is
+//! `serde_bits`; the public [`crate::serde`] describes every form and holds the adapters.
 
 #[cfg(feature = "arbitrary")]
 mod arbitrary;
@@ -16,7 +17,7 @@ mod rand_distr;
 #[cfg(feature = "rkyv")]
 mod rkyv;
 #[cfg(feature = "serde")]
-mod serde;
+mod serde_bits;
 #[cfg(any(feature = "rand", feature = "rand_distr"))]
 mod uniform;
 mod zerocopy;

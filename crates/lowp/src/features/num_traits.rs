@@ -6,7 +6,7 @@
 //!
 //! | traits | types | why |
 //! |---|---|---|
-//! | `ToPrimitive`, `FromPrimitive`, `NumCast`, `AsPrimitive`, `Bounded`, `One`, `ConstOne`, `FloatConst`, `TotalOrder`, `MulAdd`, `MulAddAssign`, `Inv` | all twelve | |
+//! | `ToPrimitive`, `FromPrimitive`, `NumCast`, `AsPrimitive`, `Bounded`, `One`, `ConstOne`, `FloatConst`, `TotalOrder`, `MulAdd`, `MulAddAssign`, `Inv` | every format | |
 //! | `Zero`, `ConstZero`, `Num` | all but `f8e8m0fnu` | E8M0 has no zero |
 //! | `Signed` | all but `f8e8m0fnu` | E8M0 is unsigned (and has no `Neg`) |
 //! | `FloatCore`, `Float` (and so `Real`) | the formats with ±infinity and NaN (`f16`, `bf16`, `f8e5m2` and the IEEE-like FP8 formats) | they need ±infinity, NaN and -0: the `fn` FP8 formats have no infinity, the `fnuz` ones neither infinity nor -0, FP6/FP4 neither NaN nor infinity, and E8M0 no sign and no zero |

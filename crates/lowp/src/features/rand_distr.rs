@@ -3,10 +3,10 @@
 //!
 //! | trait | types | how |
 //! |---|---|---|
-//! | `Distribution<T>` for [`StandardUniform`], [`Open01`], [`OpenClosed01`] | all twelve | a real uniform in the interval, rounded once toward the included end (below) |
-//! | `SampleUniform` (`Uniform::new`, `new_inclusive`, `rng.random_range`) | all twelve | the same, over the range |
+//! | `Distribution<T>` for [`StandardUniform`], [`Open01`], [`OpenClosed01`] | every format | a real uniform in the interval, rounded once toward the included end (below) |
+//! | `SampleUniform` (`Uniform::new`, `new_inclusive`, `rng.random_range`) | every format | the same, over the range |
 //! | `Distribution<T>` for [`StandardNormal`] | all but `f8e8m0fnu` | rand_distr's f64 sample, rounded once to nearest |
-//! | `Distribution<T>` for [`Exp1`] | all twelve | the same |
+//! | `Distribution<T>` for [`Exp1`] | every format | the same |
 //! | `rand::distr::weighted::Weight` (for `WeightedIndex`) | all but `f8e8m0fnu` | the type's `+`; overflow is an error |
 //!
 //! `rand_distr::Normal<T>`, `Gamma<T>` and the other distributions generic over

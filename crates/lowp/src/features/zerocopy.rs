@@ -3,7 +3,7 @@
 //!
 //! | trait | types |
 //! |---|---|
-//! | [`IntoBytes`], [`Immutable`], [`KnownLayout`] | all twelve |
+//! | [`IntoBytes`], [`Immutable`], [`KnownLayout`] | every format |
 //! | [`FromBytes`] (and so `FromZeros` and `TryFromBytes`) | the 16- and 8-bit types: `f16`, `bf16`, the FP8 formats, `f8e8m0fnu` |
 //!
 //! Each type is a `#[repr(transparent)]` newtype over a `u16` or `u8`, so its bytes are the

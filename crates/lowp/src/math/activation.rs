@@ -154,7 +154,7 @@ pub(super) fn tanh_shrink(x: f64) -> f64 {
 /// no boundary, and no boundary lies strictly between two adjacent f64s: the result rounds into
 /// every format as the exact sum does, at the cost of one ulp.
 fn sum_off_boundaries(a: f64, b: f64) -> f64 {
-    let (s, e) = super::two_sum(a, b);
+    let (s, e) = super::in_f64::two_sum(a, b);
     let short = s.to_bits() & ((1 << 41) - 1) == 0;
     if e != 0.0 && short && s.is_finite() {
         libm::nextafter(

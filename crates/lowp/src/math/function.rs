@@ -3,6 +3,7 @@
 //! are made from.
 
 use super::activation;
+use super::in_f64::result;
 use crate::LowpFloat;
 
 /// 180/π rounded to f64, as std's `f64::to_degrees` uses.
@@ -15,13 +16,6 @@ const RADIANS_PER_DEGREE: f64 = core::f64::consts::PI / 180.0;
 /// here rather than assumed of it.
 fn acosh_in_domain(x: f64) -> f64 {
     if x >= 1.0 { libm::acosh(x) } else { f64::NAN }
-}
-
-/// `y`, or for any NaN the one NaN every NaN result is converted from: the negative quiet NaN
-/// of x86's arithmetic (see [`Function::apply`]).
-#[inline]
-pub(super) fn result(y: f64) -> f64 {
-    if y.is_nan() { -f64::NAN } else { y }
 }
 
 /// `max(x, 0)` with NaN kept and `-0` made `+0`.

@@ -5,8 +5,8 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
+use super::conversions;
 use super::isa::{Isa, narrow4};
-use super::kernel;
 use crate::LowpFloat;
 
 /// Proof that the CPU has AVX2 and F16C: made only inside functions compiled for them.

@@ -8,8 +8,8 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
+use super::conversions;
 use super::isa::{Isa, narrow4};
-use super::kernel;
 use super::plan::NarrowPlan;
 use crate::LowpFloat;
 use crate::format::formats;

@@ -191,30 +191,6 @@ pub(crate) trait Measure<F> {
     fn on_path(path: Path, lanes: &mut Self, xs: &[F], ys: &[F], plain: &Plain<F>) -> Option<u64>;
 }
 
-impl Measure<f32> for Lanes<f32, 8> {
-    fn on_path(
-        path: Path,
-        lanes: &mut Self,
-        xs: &[f32],
-        ys: &[f32],
-        plain: &Plain<f32>,
-    ) -> Option<u64> {
-        super::fit_lanes_f32(path, lanes, xs, ys, plain)
-    }
-}
-
-impl Measure<f64> for Lanes<f64, 4> {
-    fn on_path(
-        path: Path,
-        lanes: &mut Self,
-        xs: &[f64],
-        ys: &[f64],
-        plain: &Plain<f64>,
-    ) -> Option<u64> {
-        super::fit_lanes_f64(path, lanes, xs, ys, plain)
-    }
-}
-
 impl<F: Real, const N: usize> Lanes<F, N> {
     /// Measures the values of `xs` stored as `ys` that [`Plain::handles`] (at most 64
     /// sub-blocks of [`sub_block`]`(N)` values); answers a mask with bit `k` set when

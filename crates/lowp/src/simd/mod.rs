@@ -18,9 +18,9 @@ mod avx2;
 #[clippy::msrv = "1.89"]
 mod avx512;
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
-mod isa;
+mod conversions;
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
-mod kernel;
+mod isa;
 #[cfg(all(feature = "std", any(target_arch = "x86", target_arch = "x86_64")))]
 mod plan;
 
@@ -28,6 +28,7 @@ pub(crate) mod measure;
 
 use crate::LowpFloat;
 use crate::cpu::Path;
+use measure::{Lanes, Measure, Plain};
 
 /// Defines, in a module `$name`, the four entry points of a path: the generic kernels
 /// compiled with the path's target features, with its token. They are `unsafe fn`s (safe
@@ -48,9 +49,9 @@ macro_rules! entry_points {
                 // Two calls with constant `saturate`, so each loop is compiled for its own.
                 let stream = super::super::streams(dst);
                 if saturate {
-                    kernel::narrow_f32($token, src, dst, true, stream)
+                    conversions::narrow_f32($token, src, dst, true, stream)
                 } else {
-                    kernel::narrow_f32($token, src, dst, false, stream)
+                    conversions::narrow_f32($token, src, dst, false, stream)
                 }
             }
             /// Rounds f64s to nearest even into `dst` (equal lengths).
@@ -62,20 +63,20 @@ macro_rules! entry_points {
             ) {
                 let stream = super::super::streams(dst);
                 if saturate {
-                    kernel::narrow_f64($token, src, dst, true, stream)
+                    conversions::narrow_f64($token, src, dst, true, stream)
                 } else {
-                    kernel::narrow_f64($token, src, dst, false, stream)
+                    conversions::narrow_f64($token, src, dst, false, stream)
                 }
             }
             /// Widens to f32 (equal lengths).
             #[target_feature(enable = $features)]
             pub(crate) unsafe fn widen_f32<T: LowpFloat>(src: &[T], dst: &mut [f32]) {
-                kernel::widen_f32($token, src, dst, super::super::streams(dst))
+                conversions::widen_f32($token, src, dst, super::super::streams(dst))
             }
             /// Widens to f64 (equal lengths).
             #[target_feature(enable = $features)]
             pub(crate) unsafe fn widen_f64<T: LowpFloat>(src: &[T], dst: &mut [f64]) {
-                kernel::widen_f64($token, src, dst, super::super::streams(dst))
+                conversions::widen_f64($token, src, dst, super::super::streams(dst))
             }
             /// Runs `f` compiled with this path's features (see [`super::vectorized_on`]).
             #[target_feature(enable = $features)]
@@ -260,6 +261,31 @@ fit_dispatch!(
     /// Measures a block in f64 lanes on `path`.
     fit_lanes_f64(f64, 4)
 );
+
+// The lane loop runs through these dispatchers, so its vector paths are named here, above it.
+impl Measure<f32> for Lanes<f32, 8> {
+    fn on_path(
+        path: Path,
+        lanes: &mut Self,
+        xs: &[f32],
+        ys: &[f32],
+        plain: &Plain<f32>,
+    ) -> Option<u64> {
+        fit_lanes_f32(path, lanes, xs, ys, plain)
+    }
+}
+
+impl Measure<f64> for Lanes<f64, 4> {
+    fn on_path(
+        path: Path,
+        lanes: &mut Self,
+        xs: &[f64],
+        ys: &[f64],
+        plain: &Plain<f64>,
+    ) -> Option<u64> {
+        fit_lanes_f64(path, lanes, xs, ys, plain)
+    }
+}
 
 dispatch!(
     /// Rounds f32s into `dst` on `path` (equal lengths).

@@ -1,6 +1,6 @@
 //! What the vector kernels need to know about a format, worked out once at compile time.
 //!
-//! The kernels of [`super::kernel`] are the scalar fast path of [`crate::round`] written for
+//! The kernels of [`super::conversions`] are the scalar fast path of [`crate::round`] written for
 //! lanes: every lane computes every candidate result (normal range, below it, overflow, NaN)
 //! and masks pick one. These plans hold the constants that specialise them to one format.
 

@@ -1,144 +1,15 @@
-//! The element types a conversion reads and writes, and the conversion of one block of them.
+//! The conversion of one block of elements between two [`FloatType`]s.
 //!
 //! A block arrives as bytes in the machine's byte order, in a buffer aligned for its element
 //! type; [`convert_block`] views it as a typed slice, converts it on lowp's bulk paths and
 //! measures the result with [`FitStats`]. The dispatch is two-level (the source type, then the
-//! target type, each a match of six arms) over one generic body, so no code is written per pair
-//! of types.
+//! target type, each f64, f32 or `lowp::with_format!`) over one generic body, so no code is
+//! written per pair of types.
 
-use crate::error::Error;
+use crate::float_type::{FloatType, Kind};
+use lowp::LowpFloat;
 use lowp::fit::{FitSource, FitStats};
 use lowp::prelude::LowpSliceExt;
-use lowp::{LowpFloat, bf16, f8e4m3fn, f8e5m2, f16};
-
-/// A floating-point element type that `lowp convert` reads and writes: the float types that
-/// safetensors names (NumPy names the first three).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FloatType {
-    /// IEEE binary64 (`F64`, `<f8`).
-    F64,
-    /// IEEE binary32 (`F32`, `<f4`).
-    F32,
-    /// IEEE binary16 (`F16`, `<f2`).
-    F16,
-    /// bfloat16 (`BF16`).
-    BF16,
-    /// FP8 E4M3 without infinities (`F8_E4M3`, ml_dtypes' float8_e4m3fn).
-    F8E4M3FN,
-    /// FP8 E5M2 (`F8_E5M2`).
-    F8E5M2,
-}
-
-impl FloatType {
-    /// Every type, widest first.
-    pub const ALL: [FloatType; 6] = [
-        FloatType::F64,
-        FloatType::F32,
-        FloatType::F16,
-        FloatType::BF16,
-        FloatType::F8E4M3FN,
-        FloatType::F8E5M2,
-    ];
-
-    /// The name on the command line and in reports (lowp's format names, `f32`, `f64`).
-    pub fn name(self) -> &'static str {
-        match self {
-            FloatType::F64 => "f64",
-            FloatType::F32 => "f32",
-            FloatType::F16 => "f16",
-            FloatType::BF16 => "bf16",
-            FloatType::F8E4M3FN => "f8e4m3fn",
-            FloatType::F8E5M2 => "f8e5m2",
-        }
-    }
-
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            FloatType::F64 => 8,
-            FloatType::F32 => 4,
-            FloatType::F16 | FloatType::BF16 => 2,
-            FloatType::F8E4M3FN | FloatType::F8E5M2 => 1,
-        }
-    }
-
-    /// Whether this is one of the FP8 formats (the ones `--fp8-scale` applies to).
-    pub fn is_fp8(self) -> bool {
-        matches!(self, FloatType::F8E4M3FN | FloatType::F8E5M2)
-    }
-
-    /// The safetensors dtype.
-    pub fn to_safetensors(self) -> safetensors::Dtype {
-        use safetensors::Dtype;
-        match self {
-            FloatType::F64 => Dtype::F64,
-            FloatType::F32 => Dtype::F32,
-            FloatType::F16 => Dtype::F16,
-            FloatType::BF16 => Dtype::BF16,
-            FloatType::F8E4M3FN => Dtype::F8_E4M3,
-            FloatType::F8E5M2 => Dtype::F8_E5M2,
-        }
-    }
-
-    /// The type of a safetensors dtype, if it is one of ours.
-    pub fn from_safetensors(dtype: safetensors::Dtype) -> Option<FloatType> {
-        FloatType::ALL
-            .into_iter()
-            .find(|t| t.to_safetensors() == dtype)
-    }
-
-    /// The type of a NumPy float of `size` bytes (`f2`, `f4`, `f8`).
-    pub fn from_numpy_size(size: u64) -> Option<FloatType> {
-        match size {
-            2 => Some(FloatType::F16),
-            4 => Some(FloatType::F32),
-            8 => Some(FloatType::F64),
-            _ => None,
-        }
-    }
-
-    /// Whether NumPy has a dtype for this type (bf16 and FP8 come from ml_dtypes, which `.npy`
-    /// files cannot name: NumPy saves them as raw `V2`/`V1` bytes).
-    pub fn in_numpy(self) -> bool {
-        matches!(self, FloatType::F64 | FloatType::F32 | FloatType::F16)
-    }
-
-    /// The unit roundoff: the largest relative error of rounding to nearest within the normal
-    /// range (half the distance from 1 to the next value).
-    pub fn unit_roundoff(self) -> f64 {
-        let mantissa_bits = match self {
-            FloatType::F64 => 52,
-            FloatType::F32 => 23,
-            FloatType::F16 => 10,
-            FloatType::BF16 => 7,
-            FloatType::F8E4M3FN => 3,
-            FloatType::F8E5M2 => 2,
-        };
-        2f64.powi(-(mantissa_bits + 1))
-    }
-
-    /// Parses `--to`: lowp's names and aliases (`bf16`, `bfloat16`, `float8_e4m3fn`, ...),
-    /// `f32`/`float32`, `f64`/`float64`, and the safetensors dtype names (`F8_E4M3`).
-    pub fn parse(text: &str) -> Result<FloatType, Error> {
-        let lower = text.trim().to_ascii_lowercase();
-        let by_lowp = lowp::format::format_by_name(&lower).map(|f| f.name);
-        let found = FloatType::ALL.into_iter().find(|t| {
-            Some(t.name()) == by_lowp
-                || lower == t.name()
-                || lower == t.to_safetensors().to_string().to_ascii_lowercase()
-                || (lower == "float32" && *t == FloatType::F32)
-                || (lower == "float64" && *t == FloatType::F64)
-        });
-        found.ok_or_else(|| {
-            let names: Vec<&str> = FloatType::ALL.iter().map(|t| t.name()).collect();
-            Error::invalid(format!(
-                "lowp convert cannot store '{text}'; it stores {} (the float types safetensors \
-                 names)",
-                names.join(", ")
-            ))
-        })
-    }
-}
 
 /// How a block is rounded.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -158,7 +29,7 @@ impl Rounding {
     };
 }
 
-/// One of the six element types, with the conversions to the others.
+/// One of the element types, with the conversions to the others.
 ///
 /// The conversion from `S` to `D` is `D::store(src, dst)`, which asks `S` for the direction
 /// `D` needs: to a lowp format, to f32 or to f64. Each direction is a bulk slice method of
@@ -239,36 +110,38 @@ impl Elem for f64 {
     }
 }
 
-/// [`Elem`] for lowp formats.
+/// [`Elem`] for the lowp formats whose every storage pattern is a value (the ones a block's
+/// bytes can be viewed as).
 macro_rules! lowp_elem {
-    ($($t:ty),*) => {$(
-        impl Elem for $t {
+    ($t:ident, $v:ident, $s:ty, $c:ty, $sign:ident, $values:ident, low_bits) => {};
+    ($t:ident, $v:ident, $s:ty, $c:ty, $sign:ident, $values:ident, all_bits) => {
+        impl Elem for lowp::$t {
             const EXACT_IN_F32: bool = true;
-            const SMALLEST: f64 = <$t>::MIN_POSITIVE_SUBNORMAL.to_f64_const();
-            fn to_lowp<D: LowpFloat>(src: &[$t], dst: &mut [D], saturate: bool) {
+            const SMALLEST: f64 = lowp::$t::MIN_POSITIVE_SUBNORMAL.to_f64_const();
+            fn to_lowp<D: LowpFloat>(src: &[Self], dst: &mut [D], saturate: bool) {
                 if saturate {
                     dst.convert_from_slice_saturating(src);
                 } else {
                     dst.convert_from_slice(src);
                 }
             }
-            fn to_f32(src: &[$t], dst: &mut [f32], _: bool) {
+            fn to_f32(src: &[Self], dst: &mut [f32], _: bool) {
                 src.convert_to_f32_slice(dst);
             }
-            fn to_f64(src: &[$t], dst: &mut [f64]) {
+            fn to_f64(src: &[Self], dst: &mut [f64]) {
                 src.convert_to_f64_slice(dst);
             }
-            fn store<S: Elem>(src: &[S], dst: &mut [$t], saturate: bool) {
+            fn store<S: Elem>(src: &[S], dst: &mut [Self], saturate: bool) {
                 S::to_lowp(src, dst, saturate);
             }
-            fn measure<S: Elem>(src: &[S], dst: &[$t], scale: f64) -> FitStats {
+            fn measure<S: Elem>(src: &[S], dst: &[Self], scale: f64) -> FitStats {
                 FitStats::measure(src, dst, scale)
             }
         }
-    )*};
+    };
 }
 
-lowp_elem!(f16, bf16, f8e4m3fn, f8e5m2);
+lowp::for_each_format!(lowp_elem, rows);
 
 /// The statistics of values stored exactly (widened): counts of NaN and infinite inputs, every
 /// finite value exact, no error.
@@ -304,26 +177,24 @@ pub fn convert_block(
     dst: &mut [u8],
     rounding: Rounding,
 ) -> FitStats {
-    match from {
-        FloatType::F64 => with_source::<f64>(to, src, dst, rounding),
-        FloatType::F32 => with_source::<f32>(to, src, dst, rounding),
-        FloatType::F16 => with_source::<f16>(to, src, dst, rounding),
-        FloatType::BF16 => with_source::<bf16>(to, src, dst, rounding),
-        FloatType::F8E4M3FN => with_source::<f8e4m3fn>(to, src, dst, rounding),
-        FloatType::F8E5M2 => with_source::<f8e5m2>(to, src, dst, rounding),
+    match from.kind() {
+        Kind::F64 => with_source::<f64>(to, src, dst, rounding),
+        Kind::F32 => with_source::<f32>(to, src, dst, rounding),
+        Kind::Lowp(format) => lowp::with_format!(&format, S where all_bits => {
+            with_source::<S>(to, src, dst, rounding)
+        }, else => unreachable!("{} is a whole-byte format", format.name)),
     }
 }
 
 /// [`convert_block`] with the source type known.
 fn with_source<S: Elem>(to: FloatType, src: &[u8], dst: &mut [u8], rounding: Rounding) -> FitStats {
     let src: &[S] = bytemuck::cast_slice(src);
-    match to {
-        FloatType::F64 => typed(src, bytemuck::cast_slice_mut::<u8, f64>(dst), rounding),
-        FloatType::F32 => typed(src, bytemuck::cast_slice_mut::<u8, f32>(dst), rounding),
-        FloatType::F16 => typed(src, bytemuck::cast_slice_mut::<u8, f16>(dst), rounding),
-        FloatType::BF16 => typed(src, bytemuck::cast_slice_mut::<u8, bf16>(dst), rounding),
-        FloatType::F8E4M3FN => typed(src, bytemuck::cast_slice_mut::<u8, f8e4m3fn>(dst), rounding),
-        FloatType::F8E5M2 => typed(src, bytemuck::cast_slice_mut::<u8, f8e5m2>(dst), rounding),
+    match to.kind() {
+        Kind::F64 => typed(src, bytemuck::cast_slice_mut::<u8, f64>(dst), rounding),
+        Kind::F32 => typed(src, bytemuck::cast_slice_mut::<u8, f32>(dst), rounding),
+        Kind::Lowp(format) => lowp::with_format!(&format, D where all_bits => {
+            typed(src, bytemuck::cast_slice_mut::<u8, D>(dst), rounding)
+        }, else => unreachable!("{} is a whole-byte format", format.name)),
     }
 }
 
@@ -368,15 +239,14 @@ const SCALES_IN_F32_ABOVE: f64 = 1.0 / (1u128 << 124) as f64;
 
 /// The largest finite magnitude of a block of `from` elements (see [`lowp::fit::amax`]).
 pub fn block_amax(from: FloatType, src: &[u8]) -> f64 {
-    match from {
+    match from.kind() {
         // The codec's scan, an integer maximum over the bits of the source type itself, is
         // faster than lowp's generic one, which widens every value to f64 first.
-        FloatType::F64 => crate::quant::amax::<f64>(bytemuck::cast_slice(src)),
-        FloatType::F32 => crate::quant::amax::<f32>(bytemuck::cast_slice(src)),
-        FloatType::F16 => lowp::fit::amax::<f16>(bytemuck::cast_slice(src)),
-        FloatType::BF16 => lowp::fit::amax::<bf16>(bytemuck::cast_slice(src)),
-        FloatType::F8E4M3FN => lowp::fit::amax::<f8e4m3fn>(bytemuck::cast_slice(src)),
-        FloatType::F8E5M2 => lowp::fit::amax::<f8e5m2>(bytemuck::cast_slice(src)),
+        Kind::F64 => crate::quant::amax::<f64>(bytemuck::cast_slice(src)),
+        Kind::F32 => crate::quant::amax::<f32>(bytemuck::cast_slice(src)),
+        Kind::Lowp(format) => lowp::with_format!(&format, T where all_bits => {
+            lowp::fit::amax::<T>(bytemuck::cast_slice(src))
+        }, else => unreachable!("{} is a whole-byte format", format.name)),
     }
 }
 
@@ -385,9 +255,10 @@ pub fn block_amax(from: FloatType, src: &[u8]) -> f64 {
 /// so that the scale and its inverse (the number stored to restore the values) are normal
 /// f32s.
 pub fn fp8_scale(to: FloatType, amax: f64) -> f64 {
-    let s = match to {
-        FloatType::F8E4M3FN => lowp::fit::power_of_two_scale::<f8e4m3fn>(amax),
-        FloatType::F8E5M2 => lowp::fit::power_of_two_scale::<f8e5m2>(amax),
+    let s = match to.kind() {
+        Kind::Lowp(format) if to.is_fp8() => {
+            lowp::with_format!(&format, T => lowp::fit::power_of_two_scale::<T>(amax))
+        }
         _ => 1.0,
     };
     s.clamp(2f64.powi(-126), 2f64.powi(126))
@@ -421,6 +292,7 @@ pub fn swap_bytes(bytes: &mut [u8], width: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lowp::{bf16, f8e4m3fn, f8e5m2, f16};
 
     /// `values` as the bytes of `t`, rounded with the scalar conversion.
     fn encode(t: FloatType, values: &[f64]) -> Vec<u8> {
@@ -433,6 +305,7 @@ mod tests {
                 FloatType::BF16 => out.extend(bf16::from_f64(v).to_bits().to_le_bytes()),
                 FloatType::F8E4M3FN => out.push(f8e4m3fn::from_f64(v).to_bits()),
                 FloatType::F8E5M2 => out.push(f8e5m2::from_f64(v).to_bits()),
+                _ => unreachable!("a type the tests do not encode: {t:?}"),
             }
         }
         out
@@ -487,6 +360,7 @@ mod tests {
             FloatType::BF16 => bf16::from_bits(b2()).to_f64(),
             FloatType::F8E4M3FN => f8e4m3fn::from_bits(bytes[0]).to_f64(),
             FloatType::F8E5M2 => f8e5m2::from_bits(bytes[0]).to_f64(),
+            _ => unreachable!("a type the tests do not decode: {t:?}"),
         }
     }
 
@@ -520,7 +394,6 @@ mod tests {
 
     #[test]
     fn scaled_conversions_round_the_exact_product_once() {
-        use FloatType::{BF16, F8E4M3FN, F8E5M2, F16};
         // Every f16 and bf16 pattern, and f32s from every binade (with subnormals, NaN and
         // infinities), times powers of two from 2^-126 to 2^126 (products far below f32's
         // normal range included), into the FP8 types (`--fp8-scale`) and the 16-bit ones (bf16
@@ -562,7 +435,12 @@ mod tests {
             for e in [-126, -100, -40, -9, -1, 3, 17, 60, 126] {
                 let scale = 2f64.powi(e);
                 for saturate in [false, true] {
-                    for to in [F16, BF16, F8E4M3FN, F8E5M2] {
+                    for to in [
+                        FloatType::F16,
+                        FloatType::BF16,
+                        FloatType::F8E4M3FN,
+                        FloatType::F8E5M2,
+                    ] {
                         let mut dst = vec![0u64; (n * to.size()).div_ceil(8)];
                         let dst =
                             &mut bytemuck::cast_slice_mut::<u64, u8>(&mut dst)[..n * to.size()];
@@ -610,6 +488,7 @@ mod tests {
             FloatType::BF16 => bf16::MAX.to_bits().to_le_bytes().to_vec(),
             FloatType::F8E4M3FN => vec![f8e4m3fn::MAX.to_bits()],
             FloatType::F8E5M2 => vec![f8e5m2::MAX.to_bits()],
+            _ => unreachable!("a type the tests do not encode: {t:?}"),
         }
     }
 
@@ -618,25 +497,6 @@ mod tests {
         assert_eq!(fp8_scale(FloatType::F8E5M2, 1e-300), 2f64.powi(126));
         assert_eq!(fp8_scale(FloatType::F8E4M3FN, 1e300), 2f64.powi(-126));
         assert_eq!(fp8_scale(FloatType::F8E4M3FN, 0.0), 1.0);
-    }
-
-    #[test]
-    fn parse_accepts_every_spelling() {
-        for (text, t) in [
-            ("bf16", FloatType::BF16),
-            ("bfloat16", FloatType::BF16),
-            ("F8_E4M3", FloatType::F8E4M3FN),
-            ("float8_e4m3fn", FloatType::F8E4M3FN),
-            ("f8e5m2", FloatType::F8E5M2),
-            ("float32", FloatType::F32),
-            ("F64", FloatType::F64),
-            ("half", FloatType::F16),
-        ] {
-            assert_eq!(FloatType::parse(text).unwrap(), t, "{text}");
-        }
-        let err = FloatType::parse("f8e4m3fnuz").unwrap_err();
-        assert!(matches!(err, Error::Invalid(_)), "{err:?}");
-        assert!(err.to_string().contains("f8e5m2"), "{err}");
     }
 
     #[test]

@@ -1,15 +1,15 @@
 //! Buffers kept on their thread from one matrix product to the next.
 //!
 //! A product packs `B` and `A` into buffers of up to a few MiB and accumulates into another.
-//! Made afresh each call, every buffer was allocated and zeroed each call: at n = 256 on a Zen
-//! 4, zeroing the packed panel of `B` took 6% of a two-thread product, on the calling thread
-//! while the others waited. The product writes every value of these buffers before it reads
+//! A buffer made afresh for each call is allocated and zeroed each call: at n = 256 on a Zen
+//! 4, zeroing the packed panel of `B` takes 6% of a two-thread product, on the calling thread
+//! while the others wait. The product writes every value of these buffers before it reads
 //! it (packing writes the padding too, and the first depth block sets the accumulators), so a
 //! buffer left by an earlier product serves as well as a zeroed one, and [`Aligned`] hands one
 //! out where its thread kept one.
 //!
 //! Each thread keeps at most [`KEEP_BYTES`] of them, so a large product's packed panel is
-//! freed as before; the small products, where allocating and zeroing weigh most, reuse theirs.
+//! freed after it; the small products, where allocating and zeroing weigh most, reuse theirs.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -17,7 +17,7 @@ use std::ops::{Deref, DerefMut};
 
 /// The most bytes of buffers a thread keeps between products: a packed panel of `B` of 1024
 /// f32 columns and up to 1792 rows (7 MiB) beside one job's other buffers (under 1 MiB), or
-/// those of several jobs. A larger panel is freed, as before; its product is long enough
+/// those of several jobs. A larger panel is freed after its product, which is long enough
 /// that allocating it again costs little.
 pub(crate) const KEEP_BYTES: usize = 8 << 20;
 

@@ -1,56 +1,14 @@
-//! The analyses instantiated for every number type, and the arithmetic they share.
-//!
-//! The work is generic over the number type; [`Kernels`] holds, for each format, the
-//! instantiations the analyses call by format, generated from [`lowp::for_each_format!`] so
-//! the list of formats is lowp's own.
+//! A format's grid of values as the analyses measure against it: its spacing ([`ulp`]), the
+//! largest rounding error at each magnitude ([`midpoint_errors`]) and where rounding leaves
+//! its range ([`overflows`]); and [`Number`], the bound every analysis is generic over. Each
+//! analysis reaches a format's type through `lowp::with_format!`.
 
-use crate::error::Error;
-use crate::progress::Control;
-use crate::{accumulate, conversion, error_table};
 use lowp::{Format, LowpFloat};
 use lowp_tensor::FloatElement;
 
 /// A lowp number type that is also a tensor element: what every analysis is generic over.
 pub trait Number: LowpFloat + FloatElement {}
 impl<T: LowpFloat + FloatElement> Number for T {}
-
-/// The analyses of one format, instantiated for its type.
-pub struct Kernels {
-    /// The format.
-    pub format: Format,
-    /// [`error_table::measure`] for this type.
-    pub error_rows: fn(&[&'static str], &Control<'_>) -> Result<Vec<error_table::Row>, Error>,
-    /// [`conversion::measure`] for this type.
-    pub conversion: fn(&conversion::Span, &Control<'_>) -> Result<conversion::Stats, Error>,
-    /// [`accumulate::run_in`] for this type.
-    pub accumulate: fn(&accumulate::Setup, &Control<'_>) -> Result<accumulate::Outcome, Error>,
-    /// [`midpoint_errors`] for this type.
-    pub midpoint_errors: fn() -> Vec<(f64, f64)>,
-}
-
-/// Builds the [`Kernels`] of every lowp type, from lowp's list of formats.
-macro_rules! all_kernels {
-    ($(($t:ident, $($rest:tt)*))*) => {
-        [$(Kernels {
-            format: <lowp::$t as LowpFloat>::FORMAT,
-            error_rows: error_table::measure::<lowp::$t>,
-            conversion: conversion::measure::<lowp::$t>,
-            accumulate: accumulate::run_in::<lowp::$t>,
-            midpoint_errors: midpoint_errors::<lowp::$t>,
-        }),*]
-    };
-}
-
-/// The kernels of every format, in [`Format::ALL`]'s order.
-static KERNELS: [Kernels; Format::ALL.len()] = lowp::for_each_format!(all_kernels, list);
-
-/// The kernels of `format`; `None` only for a format that is none of lowp's types.
-pub fn kernels(format: &Format) -> Result<&'static Kernels, Error> {
-    KERNELS
-        .iter()
-        .find(|k| k.format == *format)
-        .ok_or_else(|| Error::invalid(format!("no number type has the format {}", format.name)))
-}
 
 /// The relative error of rounding the midpoint between each pair of neighbouring positive
 /// values of `T` (zero included), `(midpoint, error)`: the largest relative rounding error at
@@ -115,12 +73,6 @@ pub fn overflows<T: LowpFloat>(x: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kernels_cover_the_registry_in_order() {
-        let ours: Vec<Format> = KERNELS.iter().map(|k| k.format).collect();
-        assert_eq!(ours, Format::ALL);
-    }
 
     #[test]
     fn ulp_is_the_spacing() {
