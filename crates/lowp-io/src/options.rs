@@ -2,8 +2,8 @@
 //! name patterns select.
 
 use crate::error::Error;
-use crate::glob::glob;
 use crate::float_type::FloatType;
+use crate::glob::glob;
 use crate::layouts::Layout;
 use crate::quant::{ElementRounding, QuantOptions, ScaleSearch, Scheme};
 use crate::report::{TensorReport, Verdict};

@@ -1,8 +1,8 @@
 //! One plain tensor moved from input to output: copied, or converted (after a first pass for
 //! its scale when scaled).
 
-use crate::error::Error;
 use crate::block_convert::{self, Rounding};
+use crate::error::Error;
 use crate::options::Options;
 use crate::pipeline::{self, Action, Files, Segment};
 use crate::plan::Plan;

@@ -441,7 +441,10 @@ fn circles_are_found_at_every_level_and_only_there() {
     let files = [
         ("lib.rs", "mod a;\nmod b;\nmod c;\nmod d;\n"),
         ("a.rs", "use crate::{b::B, d};\npub struct A;\n"),
-        ("b.rs", "pub struct B;\nfn f() -> super::a::A { super::a::A }\n"),
+        (
+            "b.rs",
+            "pub struct B;\nfn f() -> super::a::A { super::a::A }\n",
+        ),
         ("c.rs", "use crate::a::A;\npub struct C;\n"),
         ("d/mod.rs", "mod e;\nmod f;\n"),
         ("d/e.rs", "use super::f::F;\npub struct E;\n"),
