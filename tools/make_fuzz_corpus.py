@@ -149,7 +149,7 @@ def npy_files():
     put(t, "header_len_v2_huge", b"\x93NUMPY\x02\x00\xff\xff\xff\xff{'descr'")
     put(t, "header_len_zero", b"\x93NUMPY\x01\x00\x00\x00" + b"\0" * 16)
     put(t, "header_over_10000", npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }" + " " * 12000, version=(2, 0)) + b"\0" * 4)
-    # Issue 17's exponential header: brackets nested in 'descr'.
+    # The header a backtracking parser takes exponential time on: brackets nested in 'descr'.
     for depth in (20, 22, 30, 32, 33, 64):
         put(t, f"nested_descr_{depth}", npy("[" * depth + "]" * depth, data=b""))
     put(t, "nested_descr_unclosed_200", npy("[" * 200, data=b""))
