@@ -4,9 +4,8 @@
 //! Each group narrows the same 1 Mi f32 weights (roughly normal, standard deviation 0.02, one
 //! in 2,000 an outlier 40 times larger) to one format three ways: `convert` (the slice
 //! conversion alone), `convert+stats` (`FitStats::of`, which converts block by block and
-//! measures) and `stats` (`FitStats::measure` of values already converted). The issue's
-//! goal is `convert+stats` within 1.2x of `convert`. The path follows `LOWP_FORCE_PATH`. Run
-//! with `cargo bench -p lowp --bench fit`.
+//! measures) and `stats` (`FitStats::measure` of values already converted). The path follows
+//! `LOWP_FORCE_PATH`. Run with `cargo bench -p lowp --bench fit`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use lowp::fit::FitStats;
