@@ -26,9 +26,18 @@ const SPELLING: &str = "bytes, or a number with KB, MB, GB (10^3, 10^6, 10^9 byt
                         M, MiB, G, GiB (2^10, 2^20, 2^30 bytes), such as 64MB, 256M, 1.5GiB";
 
 /// Reads a positive size: digits, a decimal fraction allowed where the unit makes it a whole
-/// number of bytes (`1.5K` is 1536 bytes; `1.5` is refused), and an optional unit of
-/// [`UNITS`], in any case, after optional spaces.
-/// Anything else is an [`Error::Invalid`] naming `text` and saying what a size is.
+/// number of bytes (`1.5K` is 1536 bytes; `1.5` is refused), and an optional unit in any case,
+/// after optional spaces: `B`; `KB`, `MB`, `GB` (powers of 1000); `K`, `KiB`, `M`, `MiB`, `G`,
+/// `GiB` (powers of 1024). Anything else is an [`Error::Invalid`] naming `text` and saying
+/// what a size is.
+///
+/// ```
+/// use lowp_io::size::parse_size;
+/// assert_eq!(parse_size("64MB").unwrap(), 64_000_000);
+/// assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
+/// assert_eq!(parse_size("1.5K").unwrap(), 1536);
+/// assert!(parse_size("5 parsecs").is_err());
+/// ```
 pub fn parse_size(text: &str) -> Result<u64, Error> {
     parse(text).map_err(Error::Invalid)
 }
