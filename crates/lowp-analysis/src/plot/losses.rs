@@ -63,6 +63,7 @@ pub fn loss_curves(curves: &[Curve], title: &str) -> Result<Picture, Error> {
                     String::new()
                 }
             })
+            .y_label_formatter(&|v| loss_label(*v))
             .y_desc("mean cross entropy (log scale)")
             .label_style((FAMILY, 15))
             .axis_desc_style((FAMILY, 17))
@@ -96,6 +97,24 @@ pub fn loss_curves(curves: &[Curve], title: &str) -> Result<Picture, Error> {
     })
 }
 
+/// The label of a tick of the logarithmic loss axis: the ticks at one significant digit (0.2,
+/// 0.5, 1, 3), printed as such, and nothing at the others, whose labels would crowd those
+/// (plotters places ticks between them, at values such as `0.7000000001`).
+fn loss_label(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0) {
+        return String::new();
+    }
+    let decade = 10f64.powf(v.log10().floor());
+    let digit = (v / decade).round();
+    if ((v / decade) - digit).abs() > 1e-6 {
+        return String::new();
+    }
+    let value = digit * decade;
+    // Printed through the decimal that rounds to it: `0.30000000000000004` reads `0.3`.
+    let digits = (-decade.log10()).max(0.0) as usize;
+    format!("{value:.digits$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +141,19 @@ mod tests {
             let found = buf.chunks(3).any(|p| p == [c.0, c.1, c.2]);
             assert!(found, "colour {c:?} missing");
         }
+    }
+
+    #[test]
+    fn loss_axis_labels_only_the_ticks_at_one_significant_digit() {
+        assert_eq!(loss_label(0.7000000001), "0.7");
+        assert_eq!(loss_label(0.30000000000000004), "0.3");
+        assert_eq!(loss_label(1.0), "1");
+        assert_eq!(loss_label(3.0), "3");
+        assert_eq!(loss_label(0.02), "0.02");
+        assert_eq!(loss_label(20.0), "20");
+        assert_eq!(loss_label(0.75), "");
+        assert_eq!(loss_label(1.5), "");
+        assert_eq!(loss_label(0.0), "");
+        assert_eq!(loss_label(f64::NAN), "");
     }
 }
