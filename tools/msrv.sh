@@ -12,7 +12,13 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 version="$(sed -n 's/^rust-version = "\(.*\)"/\1/p' "$here/../crates/lowp/Cargo.toml")"
 toolchain="${MSRV_TOOLCHAIN:-$version.0}"
-work="${MSRV_DIR:-$(mktemp -d)}"
+if [ -n "${MSRV_DIR:-}" ]; then
+    work="$MSRV_DIR"
+else
+    # A build directory of our own (about 500 MB): removed on exit.
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+fi
 python3 "$here/lowp_crate.py" "$work/lowp"
 cd "$work/lowp"
 export CARGO_TARGET_DIR="$work/target"
