@@ -104,14 +104,21 @@ fn loss_label(v: f64) -> String {
     if !(v.is_finite() && v > 0.0) {
         return String::new();
     }
-    let decade = 10f64.powf(v.log10().floor());
-    let digit = (v / decade).round();
-    if ((v / decade) - digit).abs() > 1e-6 {
+    let exp = v.log10().floor() as i32;
+    let scaled = v / 10f64.powi(exp);
+    let digit = scaled.round();
+    if (scaled - digit).abs() > 1e-6 {
         return String::new();
     }
-    let value = digit * decade;
-    // Printed through the decimal that rounds to it: `0.30000000000000004` reads `0.3`.
-    let digits = (-decade.log10()).max(0.0) as usize;
+    // A tick just below a power of ten (0.9999999999) is that power, one decade up.
+    let (digit, exp) = if digit >= 10.0 {
+        (1.0, exp + 1)
+    } else {
+        (digit, exp)
+    };
+    let value = digit * 10f64.powi(exp);
+    // As many decimals as the decade needs, so `0.30000000000000004` reads `0.3`.
+    let digits = (-exp).max(0) as usize;
     format!("{value:.digits$}")
 }
 
@@ -151,6 +158,9 @@ mod tests {
         assert_eq!(loss_label(3.0), "3");
         assert_eq!(loss_label(0.02), "0.02");
         assert_eq!(loss_label(20.0), "20");
+        assert_eq!(loss_label(0.002), "0.002");
+        assert_eq!(loss_label(0.9999999999), "1");
+        assert_eq!(loss_label(0.0999999999), "0.1");
         assert_eq!(loss_label(0.75), "");
         assert_eq!(loss_label(1.5), "");
         assert_eq!(loss_label(0.0), "");
